@@ -1,0 +1,82 @@
+"""Settings for the test suite.
+
+Presence data goes to an in-process fakeredis unless ``REDIS_URL`` names a
+real server (use a database number of its own, e.g. redis://127.0.0.1:6379/13).
+Each test writes under a key prefix of its own and deletes its keys after.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+REDIS_URL = os.environ.get("REDIS_URL", "")
+
+SECRET_KEY = "whos-online-tests"
+DEBUG = False
+ALLOWED_HOSTS = ["*"]
+USE_TZ = True
+ROOT_URLCONF = "tests.urls"
+DEFAULT_AUTO_FIELD = "django.db.models.AutoField"
+
+INSTALLED_APPS = [
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "whos_online",
+]
+
+MIDDLEWARE = [
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "whos_online.middleware.WhosOnlineMiddleware",
+]
+
+DATABASES = {"default": {"ENGINE": "django.db.backends.sqlite3", "NAME": ":memory:"}}
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [],
+        "APP_DIRS": True,
+    }
+]
+
+PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
+def _fake_or_real(options: dict[str, Any]) -> dict[str, Any]:
+    if REDIS_URL:
+        return {}
+    return options
+
+
+if REDIS_URL:
+    _LOCATION = REDIS_URL
+else:
+    # FakeConnection keys its in-process server by host and port; nothing
+    # is sent to this address.
+    _LOCATION = "redis://127.0.0.1:6379/0"
+
+from fakeredis import FakeConnection  # noqa: E402
+
+CACHES = {
+    "default": {
+        "BACKEND": "django_redis.cache.RedisCache",
+        "LOCATION": _LOCATION,
+        "OPTIONS": _fake_or_real(
+            {"CONNECTION_POOL_KWARGS": {"connection_class": FakeConnection}}
+        ),
+    },
+    "builtin": {
+        "BACKEND": "django.core.cache.backends.redis.RedisCache",
+        "LOCATION": _LOCATION,
+        "OPTIONS": _fake_or_real({"connection_class": FakeConnection}),
+    },
+    # Nothing listens on port 1: connections are refused at once.
+    "unreachable": {
+        "BACKEND": "django_redis.cache.RedisCache",
+        "LOCATION": "redis://127.0.0.1:1/0",
+    },
+    "locmem": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"},
+}

@@ -1,0 +1,3 @@
+"""A fast, honest "Who's Online" for Django, kept in Redis sorted sets."""
+
+from __future__ import annotations

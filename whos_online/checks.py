@@ -1,0 +1,181 @@
+"""System checks for the mistakes a site can make setting the app up.
+
+Every ID is documented in docs/checks.md.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+from collections.abc import Callable
+from typing import Any
+
+from django.conf import settings
+from django.core.cache import InvalidCacheBackendError, caches
+from django.core.checks import CheckMessage, Error
+from django.utils.module_loading import import_string
+
+from whos_online.conf import conf
+from whos_online.connection import is_redis_backend
+
+MIDDLEWARE_PATH = "whos_online.middleware.WhosOnlineMiddleware"
+AUTH_MIDDLEWARE_PATH = "django.contrib.auth.middleware.AuthenticationMiddleware"
+
+
+def check_middleware(**kwargs: Any) -> list[CheckMessage]:
+    from django.contrib.auth.middleware import AuthenticationMiddleware
+
+    from whos_online.middleware import WhosOnlineMiddleware
+
+    ours = _positions(WhosOnlineMiddleware)
+    if not ours:
+        return [
+            Error(
+                f"{MIDDLEWARE_PATH!r} is not in MIDDLEWARE, so nobody is recorded.",
+                hint=f"Add it to MIDDLEWARE after {AUTH_MIDDLEWARE_PATH!r}.",
+                id="whos_online.E001",
+            )
+        ]
+    errors: list[CheckMessage] = []
+    if len(ours) > 1:
+        errors.append(
+            Error(
+                f"{MIDDLEWARE_PATH!r} appears {len(ours)} times in MIDDLEWARE.",
+                hint="Keep one.",
+                id="whos_online.E002",
+            )
+        )
+    auth = _positions(AuthenticationMiddleware)
+    if not auth or ours[0] < auth[0]:
+        errors.append(
+            Error(
+                f"{MIDDLEWARE_PATH!r} must come after {AUTH_MIDDLEWARE_PATH!r} "
+                "in MIDDLEWARE, or it cannot tell users from guests.",
+                hint=f"Move it below {AUTH_MIDDLEWARE_PATH!r}.",
+                id="whos_online.E003",
+            )
+        )
+    return errors
+
+
+def _positions(cls: type) -> list[int]:
+    """Where ``cls``, or a subclass of it, stands in MIDDLEWARE."""
+    found = []
+    for index, path in enumerate(settings.MIDDLEWARE):
+        try:
+            entry = import_string(path)
+        except ImportError:
+            continue
+        if isinstance(entry, type) and issubclass(entry, cls):
+            found.append(index)
+    return found
+
+
+def check_cache(**kwargs: Any) -> list[CheckMessage]:
+    alias = conf.CACHE_ALIAS
+    if not isinstance(alias, str):
+        return []  # reported by check_settings
+    try:
+        backend = caches[alias]
+    except InvalidCacheBackendError:
+        return [
+            Error(
+                f"WHOS_ONLINE_CACHE_ALIAS is {alias!r}, which is not in CACHES.",
+                hint="Name a cache alias whose backend is django-redis or "
+                "django.core.cache.backends.redis.RedisCache.",
+                id="whos_online.E004",
+            )
+        ]
+    if not is_redis_backend(backend):
+        return [
+            Error(
+                f"The cache {alias!r} named by WHOS_ONLINE_CACHE_ALIAS uses "
+                f"{type(backend).__module__}.{type(backend).__qualname__}, "
+                "which is not a Redis backend.",
+                hint="Use django_redis.cache.RedisCache or "
+                "django.core.cache.backends.redis.RedisCache for that alias.",
+                id="whos_online.E005",
+            )
+        ]
+    return []
+
+
+def check_guard(**kwargs: Any) -> list[CheckMessage]:
+    guard, window = conf.GUARD_SECONDS, conf.WINDOW
+    if not (_is_whole(guard, 0) and _is_whole(window, 1)):
+        return []  # reported by check_settings
+    if guard >= window:
+        return [
+            Error(
+                f"WHOS_ONLINE_GUARD_SECONDS ({guard}) must be shorter than "
+                f"WHOS_ONLINE_WINDOW ({window}), or visitors who are still "
+                "browsing drop out of the list.",
+                hint="The defaults are 300 and 900 seconds.",
+                id="whos_online.E006",
+            )
+        ]
+    return []
+
+
+def _is_whole(value: object, minimum: int) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= minimum
+
+
+def _is_number(value: object, minimum: float) -> bool:
+    return (
+        isinstance(value, (int, float))
+        and not isinstance(value, bool)
+        and value >= minimum
+    )
+
+
+def _is_name(value: object) -> bool:
+    return isinstance(value, str) and bool(value)
+
+
+def _is_prefix(value: object) -> bool:
+    return _is_name(value) and not set("{}") & set(str(value))
+
+
+def _is_timeout(value: object) -> bool:
+    return value is None or (_is_number(value, 0) and value != 0)
+
+
+def _are_networks(value: object) -> bool:
+    if not isinstance(value, (list, tuple)):
+        return False
+    try:
+        for spec in value:
+            ipaddress.ip_network(spec, strict=False)
+    except (TypeError, ValueError):
+        return False
+    return True
+
+
+# Setting name (after WHOS_ONLINE_) -> (whether a value is valid, what it must be).
+SETTING_RULES: dict[str, tuple[Callable[[Any], bool], str]] = {
+    "CACHE_ALIAS": (_is_name, "a cache alias from CACHES"),
+    "KEY_PREFIX": (_is_prefix, "a non-empty string without braces"),
+    "WINDOW": (lambda v: _is_whole(v, 1), "a whole number of seconds, at least 1"),
+    "GUARD_SECONDS": (lambda v: _is_whole(v, 0), "a whole number of seconds, 0 or more"),
+    "GUARD_COOKIE_NAME": (_is_name, "a non-empty cookie name"),
+    "MAX_NAMES": (lambda v: _is_whole(v, 0), "a whole number, 0 or more"),
+    "MAX_MEMBERS": (lambda v: _is_whole(v, 1), "a whole number, at least 1"),
+    "PROXY_COUNT": (lambda v: _is_whole(v, 0), "a whole number, 0 or more"),
+    "TRUSTED_PROXIES": (_are_networks, "a list of networks such as '10.0.0.0/8'"),
+    "SOCKET_TIMEOUT": (_is_timeout, "a positive number of seconds, or None"),
+    "FAILURE_BACKOFF": (lambda v: _is_number(v, 0), "a number of seconds, 0 or more"),
+}
+
+
+def check_settings(**kwargs: Any) -> list[CheckMessage]:
+    errors: list[CheckMessage] = []
+    for name, (is_valid, expected) in SETTING_RULES.items():
+        value = getattr(conf, name)
+        if not is_valid(value):
+            errors.append(
+                Error(
+                    f"WHOS_ONLINE_{name} must be {expected}; it is {value!r}.",
+                    id="whos_online.E007",
+                )
+            )
+    return errors
