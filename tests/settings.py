@@ -10,6 +10,8 @@ from __future__ import annotations
 import os
 from typing import Any
 
+from fakeredis import FakeRedisConnection
+
 REDIS_URL = os.environ.get("REDIS_URL", "")
 
 SECRET_KEY = "whos-online-tests"
@@ -51,27 +53,22 @@ def _fake_or_real(options: dict[str, Any]) -> dict[str, Any]:
     return options
 
 
-if REDIS_URL:
-    _LOCATION = REDIS_URL
-else:
-    # FakeConnection keys its in-process server by host and port; nothing
-    # is sent to this address.
-    _LOCATION = "redis://127.0.0.1:6379/0"
-
-from fakeredis import FakeConnection  # noqa: E402
+# Without REDIS_URL, FakeRedisConnection keys its in-process server by this
+# host and port; nothing is sent to the address.
+_LOCATION = REDIS_URL or "redis://127.0.0.1:6379/0"
 
 CACHES = {
     "default": {
         "BACKEND": "django_redis.cache.RedisCache",
         "LOCATION": _LOCATION,
         "OPTIONS": _fake_or_real(
-            {"CONNECTION_POOL_KWARGS": {"connection_class": FakeConnection}}
+            {"CONNECTION_POOL_KWARGS": {"connection_class": FakeRedisConnection}}
         ),
     },
     "builtin": {
         "BACKEND": "django.core.cache.backends.redis.RedisCache",
         "LOCATION": _LOCATION,
-        "OPTIONS": _fake_or_real({"connection_class": FakeConnection}),
+        "OPTIONS": _fake_or_real({"connection_class": FakeRedisConnection}),
     },
     # Nothing listens on port 1: connections are refused at once.
     "unreachable": {

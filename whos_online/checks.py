@@ -156,7 +156,10 @@ SETTING_RULES: dict[str, tuple[Callable[[Any], bool], str]] = {
     "CACHE_ALIAS": (_is_name, "a cache alias from CACHES"),
     "KEY_PREFIX": (_is_prefix, "a non-empty string without braces"),
     "WINDOW": (lambda v: _is_whole(v, 1), "a whole number of seconds, at least 1"),
-    "GUARD_SECONDS": (lambda v: _is_whole(v, 0), "a whole number of seconds, 0 or more"),
+    "GUARD_SECONDS": (
+        lambda v: _is_whole(v, 0),
+        "a whole number of seconds, 0 or more",
+    ),
     "GUARD_COOKIE_NAME": (_is_name, "a non-empty cookie name"),
     "MAX_NAMES": (lambda v: _is_whole(v, 0), "a whole number, 0 or more"),
     "MAX_MEMBERS": (lambda v: _is_whole(v, 1), "a whole number, at least 1"),

@@ -183,9 +183,7 @@ def _prune_set(name: str, *, dry_run: bool) -> int:
 
 
 def _pairs(flat: Sequence[bytes]) -> list[tuple[str, float]]:
-    return [
-        (flat[i].decode(), float(flat[i + 1])) for i in range(0, len(flat) - 1, 2)
-    ]
+    return [(flat[i].decode(), float(flat[i + 1])) for i in range(0, len(flat) - 1, 2)]
 
 
 def _client() -> Redis:

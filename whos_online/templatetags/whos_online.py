@@ -11,5 +11,9 @@ register = template.Library()
 
 @register.inclusion_tag("whos_online/whos_online.html")
 def whos_online(limit: int | None = None) -> dict[str, Any]:
-    """The "Who's online" widget: ``{% whos_online %}`` or ``{% whos_online limit=10 %}``."""
+    """The "Who's online" widget.
+
+    ``{% whos_online %}`` lists up to ``WHOS_ONLINE_MAX_NAMES`` users;
+    ``{% whos_online limit=10 %}`` lists up to ten.
+    """
     return {"roster": online_roster(limit)}

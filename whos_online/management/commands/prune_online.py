@@ -34,7 +34,9 @@ class Command(BaseCommand):
         verb = "Would remove" if dry_run else "Removed"
         if verbosity >= 1:
             total = sum(removed.values())
-            self.stdout.write(f"{verb} {total} stale member{'s' if total != 1 else ''}.")
+            self.stdout.write(
+                f"{verb} {total} stale member{'s' if total != 1 else ''}."
+            )
         if verbosity >= 2:
             for name, count in removed.items():
                 self.stdout.write(f"  {name}: {count}")

@@ -1,0 +1,65 @@
+# The two commands a newcomer needs: `make demo` and `make test`.
+# Each sets up its own virtual environment on first use.
+
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+PORT ?= 8000
+# A database number of its own on the real server, for `make test-redis`.
+TEST_REDIS_URL ?= redis://127.0.0.1:6379/13
+
+.PHONY: help install demo test test-redis test-django42 lint wheel-check bench clean
+
+help:
+	@echo "make demo          serve the example project on http://127.0.0.1:$(PORT)"
+	@echo "make test          run the whole test suite (in-process fakeredis)"
+	@echo "make test-redis    the same suite against a real Redis at $(TEST_REDIS_URL)"
+	@echo "make test-django42 the suite on Django 4.2 LTS with django-redis 6"
+	@echo "make lint          ruff and mypy --strict"
+	@echo "make wheel-check   build the wheel and check what it ships"
+	@echo "make bench         run the benchmarks and write docs/benchmarks/"
+
+$(BIN)/.installed: requirements/test.txt requirements/lint.txt pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -r requirements/lint.txt -e .
+	touch $@
+
+install: $(BIN)/.installed
+
+demo: install
+	cd example_project && ../$(BIN)/python manage.py migrate --verbosity 0
+	cd example_project && ../$(BIN)/python manage.py create_demo_users
+	cd example_project && ../$(BIN)/python manage.py runserver 127.0.0.1:$(PORT)
+
+test: install
+	$(BIN)/python -m pytest --cov --cov-report=term $(PYTEST_ARGS)
+
+test-redis: install
+	REDIS_URL=$(TEST_REDIS_URL) $(BIN)/python -m pytest $(PYTEST_ARGS)
+
+.venv-django42/.installed: requirements/django42.txt pyproject.toml
+	$(PYTHON) -m venv .venv-django42
+	.venv-django42/bin/python -m pip install --quiet --upgrade pip
+	.venv-django42/bin/python -m pip install --quiet -r requirements/django42.txt -e .
+	touch $@
+
+test-django42: .venv-django42/.installed
+	.venv-django42/bin/python -m pytest $(PYTEST_ARGS)
+
+lint: install
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	$(BIN)/mypy whos_online tests
+
+wheel-check: install
+	rm -rf dist
+	$(BIN)/python -m build --wheel --outdir dist . >/dev/null
+	$(BIN)/python scripts/check_wheel.py dist/*.whl
+
+bench: install
+	$(BIN)/python -m pip install --quiet -r requirements/bench.txt
+	$(BIN)/python benchmarks/run.py
+
+clean:
+	rm -rf $(VENV) .venv-django42 dist build .coverage

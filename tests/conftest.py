@@ -1,0 +1,117 @@
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+from django.contrib.auth.models import User
+from django.test import Client
+from django_redis import get_redis_connection
+from pytest_django.fixtures import Settings as SettingsWrapper
+from redis import Redis
+
+from whos_online import presence
+from whos_online.connection import get_client
+from whos_online.failsafe import breaker
+
+
+@pytest.fixture(autouse=True)
+def isolated_presence(settings: SettingsWrapper) -> Iterator[str]:
+    """Give each test keys of its own, a closed breaker, and clean up after.
+
+    Only keys under this test's prefix are deleted, so a real Redis shared
+    with anything else is left as it was.
+    """
+    prefix = f"whos_online_test_{uuid.uuid4().hex[:12]}"
+    settings.WHOS_ONLINE_KEY_PREFIX = prefix
+    breaker.reset()
+    yield prefix
+    client = get_redis_connection("default")
+    for name in client.scan_iter(match=f"{{{prefix}}}:*", count=1000):
+        client.delete(name)
+    breaker.reset()
+
+
+@pytest.fixture
+def redis_client() -> Redis:
+    return get_client()
+
+
+@pytest.fixture
+def server_now(redis_client: Redis) -> Callable[[], float]:
+    """The Redis server's clock, which presence scores are taken from."""
+
+    def now() -> float:
+        seconds, micros = redis_client.time()
+        return seconds + micros / 1_000_000
+
+    return now
+
+
+@pytest.fixture
+def seen_ago(
+    redis_client: Redis, server_now: Callable[[], float]
+) -> Callable[[str, str, float], None]:
+    """Write a member into a set as if last seen ``seconds`` ago."""
+
+    def write(kind: str, member: str, seconds: float) -> None:
+        redis_client.zadd(presence.key(kind), {member: server_now() - seconds})
+
+    return write
+
+
+class CommandCounter:
+    """Counts the commands a Redis client sends (each one is a round trip)."""
+
+    def __init__(self) -> None:
+        self.commands: list[str] = []
+
+    def __len__(self) -> int:
+        return len(self.commands)
+
+
+@pytest.fixture
+def redis_commands(monkeypatch: pytest.MonkeyPatch) -> CommandCounter:
+    """Every command any Redis client sends from here on, by name."""
+    counter = CommandCounter()
+    original = Redis.execute_command
+
+    def counting(self: Redis, *args: Any, **options: Any) -> Any:
+        counter.commands.append(str(args[0]))
+        return original(self, *args, **options)
+
+    monkeypatch.setattr(Redis, "execute_command", counting)
+    return counter
+
+
+@pytest.fixture
+def warm_scripts() -> None:
+    """Load the Lua scripts so later calls are a single EVALSHA each."""
+    presence.record("guests", "192.0.2.255")
+    presence.snapshot(1)
+    presence.prune(dry_run=True)
+    get_client().zrem(presence.key("guests"), "192.0.2.255")
+    get_client().delete(presence.key("record"))
+
+
+@pytest.fixture
+def alice(django_user_model: type[User]) -> User:
+    return django_user_model.objects.create_user("alice", password="pw")
+
+
+@pytest.fixture
+def bob(django_user_model: type[User]) -> User:
+    return django_user_model.objects.create_user("bob", password="pw")
+
+
+@pytest.fixture
+def unreachable_redis(settings: SettingsWrapper) -> None:
+    """Point the app at a port where nothing listens."""
+    settings.WHOS_ONLINE_CACHE_ALIAS = "unreachable"
+
+
+@pytest.fixture
+def browser() -> Client:
+    """A test client that keeps its cookies, like a browser."""
+    return Client()

@@ -1,0 +1,351 @@
+"""The middleware: who is recorded, and the guard cookie that spares Redis."""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable
+
+import pytest
+from asgiref.sync import async_to_sync, iscoroutinefunction
+from django.conf import settings as django_settings
+from django.contrib.auth.models import AnonymousUser, User
+from django.contrib.sessions.backends.db import SessionStore
+from django.http import HttpRequest, HttpResponse
+from django.test import Client, RequestFactory
+from django.utils.functional import SimpleLazyObject
+from pytest_django.fixtures import Settings as SettingsWrapper
+from redis import Redis
+
+from tests.conftest import CommandCounter
+from whos_online import guard, presence
+from whos_online.middleware import WhosOnlineMiddleware
+
+pytestmark = pytest.mark.django_db
+
+GUARD = "whos_online"
+
+
+def members(redis_client: Redis, kind: str) -> list[str]:
+    return [m.decode() for m in redis_client.zrange(presence.key(kind), 0, -1)]
+
+
+def guard_cookie(client: Client) -> str:
+    return client.cookies[GUARD].value
+
+
+def test_an_authenticated_visit_records_the_user(
+    browser: Client, alice: User, redis_client: Redis
+) -> None:
+    browser.force_login(alice)
+    assert browser.get("/").status_code == 200
+    assert members(redis_client, "users") == [str(alice.pk)]
+    assert members(redis_client, "guests") == []
+
+
+def test_an_anonymous_visit_records_the_guest_address(
+    browser: Client, redis_client: Redis
+) -> None:
+    browser.get("/", REMOTE_ADDR="192.0.2.7")
+    assert members(redis_client, "guests") == ["192.0.2.7"]
+    assert members(redis_client, "users") == []
+
+
+@pytest.mark.parametrize(
+    ("remote_addr", "member"),
+    [
+        ("2001:0DB8:0000:0000:0000:0000:0000:0001", "2001:db8::1"),
+        ("::ffff:192.0.2.1", "192.0.2.1"),
+        ("fe80::1%eth0", "fe80::1"),
+    ],
+)
+def test_the_guest_address_is_normalised(
+    browser: Client, redis_client: Redis, remote_addr: str, member: str
+) -> None:
+    browser.get("/", REMOTE_ADDR=remote_addr)
+    assert members(redis_client, "guests") == [member]
+
+
+@pytest.mark.parametrize("remote_addr", ["", "not-an-address", "999.1.1.1", "1" * 500])
+def test_a_missing_or_malformed_address_records_nothing_and_serves_the_page(
+    browser: Client, redis_client: Redis, remote_addr: str
+) -> None:
+    assert browser.get("/", REMOTE_ADDR=remote_addr).status_code == 200
+    assert members(redis_client, "guests") == []
+    assert GUARD not in browser.cookies
+
+
+def test_x_forwarded_for_is_ignored_unless_proxies_are_configured(
+    browser: Client, redis_client: Redis
+) -> None:
+    browser.get("/", REMOTE_ADDR="192.0.2.1", HTTP_X_FORWARDED_FOR="203.0.113.9")
+    assert members(redis_client, "guests") == ["192.0.2.1"]
+
+
+def test_a_recorded_visit_sets_an_http_only_lax_guard_for_five_minutes(
+    browser: Client,
+) -> None:
+    response = browser.get("/")
+    cookie = response.cookies[GUARD]
+    assert cookie["httponly"] is True
+    assert cookie["samesite"] == "Lax"
+    assert cookie["max-age"] == 300
+    assert not cookie["secure"]
+
+
+def test_the_guard_is_secure_on_https(browser: Client) -> None:
+    response = browser.get("/", secure=True)
+    assert response.cookies[GUARD]["secure"] is True
+
+
+def test_the_guard_lasts_as_long_as_the_setting(
+    browser: Client, settings: SettingsWrapper
+) -> None:
+    settings.WHOS_ONLINE_GUARD_SECONDS = 60
+    assert browser.get("/").cookies[GUARD]["max-age"] == 60
+
+
+def test_a_guard_of_zero_seconds_sets_no_cookie_and_records_every_visit(
+    browser: Client, settings: SettingsWrapper, redis_commands: CommandCounter
+) -> None:
+    settings.WHOS_ONLINE_GUARD_SECONDS = 0
+    browser.get("/")
+    browser.get("/")
+    assert GUARD not in browser.cookies
+    assert redis_commands.commands.count("EVALSHA") >= 2
+
+
+def test_a_guarded_guest_request_sends_nothing_to_redis(
+    browser: Client, redis_commands: CommandCounter
+) -> None:
+    browser.get("/")
+    redis_commands.commands.clear()
+    assert browser.get("/").status_code == 200
+    assert redis_commands.commands == []
+
+
+def test_a_guarded_user_request_sends_nothing_to_redis(
+    browser: Client, alice: User, redis_commands: CommandCounter
+) -> None:
+    browser.force_login(alice)
+    browser.get("/")
+    redis_commands.commands.clear()
+    browser.get("/")
+    assert redis_commands.commands == []
+
+
+class UnloadableSession(SessionStore):
+    def load(self) -> dict[str, object]:
+        raise AssertionError("the session was loaded")
+
+
+def untouchable_user() -> SimpleLazyObject:
+    def fail() -> User:
+        raise AssertionError("the user was loaded")
+
+    return SimpleLazyObject(fail)
+
+
+def test_a_guarded_request_loads_neither_the_session_nor_the_user(
+    rf: RequestFactory, alice: User, redis_commands: CommandCounter
+) -> None:
+    middleware = WhosOnlineMiddleware(lambda request: HttpResponse())
+    first = rf.get("/")
+    first.COOKIES[django_settings.SESSION_COOKIE_NAME] = "the-session-key"
+    first.session = SessionStore("the-session-key")
+    first.user = alice
+    issued = middleware(first).cookies[GUARD].value
+
+    second = rf.get("/")
+    second.COOKIES[django_settings.SESSION_COOKIE_NAME] = "the-session-key"
+    second.COOKIES[GUARD] = issued
+    second.session = UnloadableSession("the-session-key")
+    second.user = untouchable_user()
+    redis_commands.commands.clear()
+    middleware(second)
+    assert redis_commands.commands == []
+
+
+def test_logging_in_records_the_user_at_once(
+    browser: Client, alice: User, redis_client: Redis
+) -> None:
+    browser.get("/")
+    browser.get(f"/login/{alice.pk}/")
+    assert members(redis_client, "users") == [str(alice.pk)]
+
+
+def test_the_first_request_after_logging_in_is_guarded(
+    browser: Client, alice: User, redis_commands: CommandCounter
+) -> None:
+    browser.get(f"/login/{alice.pk}/")
+    redis_commands.commands.clear()
+    browser.get("/")
+    assert redis_commands.commands == []
+
+
+def test_logging_out_records_the_guest_at_once(
+    browser: Client, alice: User, redis_client: Redis
+) -> None:
+    browser.force_login(alice)
+    browser.get("/")
+    browser.get("/logout/", REMOTE_ADDR="192.0.2.3")
+    assert members(redis_client, "guests") == ["192.0.2.3"]
+
+
+def test_switching_user_records_the_new_user_at_once(
+    browser: Client, alice: User, bob: User, redis_client: Redis
+) -> None:
+    browser.get(f"/login/{alice.pk}/")
+    browser.get("/")
+    browser.get(f"/login/{bob.pk}/")
+    assert set(members(redis_client, "users")) == {str(alice.pk), str(bob.pk)}
+
+
+def test_a_guest_whose_address_changes_is_recorded_again(
+    browser: Client, redis_client: Redis
+) -> None:
+    browser.get("/", REMOTE_ADDR="192.0.2.1")
+    browser.get("/", REMOTE_ADDR="192.0.2.2")
+    assert set(members(redis_client, "guests")) == {"192.0.2.1", "192.0.2.2"}
+
+
+def test_a_guard_from_another_session_counts_as_absent(
+    alice: User, bob: User, redis_client: Redis
+) -> None:
+    alices, bobs = Client(), Client()
+    alices.force_login(alice)
+    alices.get("/")
+    bobs.force_login(bob)
+    bobs.cookies[GUARD] = guard_cookie(alices)
+    bobs.get("/")
+    assert set(members(redis_client, "users")) == {str(alice.pk), str(bob.pk)}
+
+
+def tampered(value: str) -> str:
+    last = "A" if value[-1] != "A" else "B"
+    return value[:-1] + last
+
+
+def test_a_tampered_guard_counts_as_absent(
+    browser: Client, redis_commands: CommandCounter
+) -> None:
+    browser.get("/")
+    browser.cookies[GUARD] = tampered(guard_cookie(browser))
+    redis_commands.commands.clear()
+    browser.get("/")
+    assert "EVALSHA" in redis_commands.commands
+
+
+def test_a_guard_with_a_later_expiry_written_in_counts_as_absent(
+    browser: Client, redis_commands: CommandCounter
+) -> None:
+    browser.get("/")
+    expires, rest = guard_cookie(browser).split(".", 1)
+    browser.cookies[GUARD] = f"{int(expires) + 3600}.{rest}"
+    redis_commands.commands.clear()
+    browser.get("/")
+    assert "EVALSHA" in redis_commands.commands
+
+
+def test_an_expired_guard_counts_as_absent(
+    browser: Client, redis_commands: CommandCounter
+) -> None:
+    expired = str(int(time.time()) - 1)
+    mac = guard._mac(expired, "g", "127.0.0.1", "")
+    browser.cookies[GUARD] = f"{expired}.g.{mac}"
+    browser.get("/")
+    assert "EVALSHA" in redis_commands.commands
+
+
+@pytest.mark.parametrize(
+    "garbage",
+    [
+        "x",
+        "..",
+        "1.2",
+        "99999999999.u.",
+        "99999999999.z.abc",
+        "é.ü.ß",
+        "9" * 5000,
+        "ab\\cd",
+    ],
+)
+def test_a_garbage_guard_counts_as_absent_and_never_raises(
+    browser: Client, redis_client: Redis, garbage: str
+) -> None:
+    browser.cookies[GUARD] = garbage
+    assert browser.get("/", REMOTE_ADDR="192.0.2.9").status_code == 200
+    assert members(redis_client, "guests") == ["192.0.2.9"]
+
+
+@pytest.mark.usefixtures("unreachable_redis")
+def test_with_redis_unreachable_the_page_is_served(browser: Client) -> None:
+    response = browser.get("/")
+    assert response.status_code == 200
+    assert response.content == b"a page"
+
+
+@pytest.mark.usefixtures("unreachable_redis")
+def test_with_redis_unreachable_no_guard_is_set(browser: Client) -> None:
+    assert GUARD not in browser.get("/").cookies
+
+
+@pytest.mark.usefixtures("unreachable_redis")
+def test_with_redis_unreachable_a_warning_is_logged_once_not_per_request(
+    browser: Client, caplog: pytest.LogCaptureFixture
+) -> None:
+    with caplog.at_level(logging.WARNING, logger="whos_online"):
+        for _ in range(5):
+            browser.get("/")
+    assert len(caplog.records) == 1
+    assert "could not reach Redis" in caplog.records[0].getMessage()
+
+
+def test_a_request_without_auth_middleware_is_treated_as_a_guest(
+    rf: RequestFactory, redis_client: Redis
+) -> None:
+    request = rf.get("/", REMOTE_ADDR="192.0.2.5")
+    WhosOnlineMiddleware(lambda request: HttpResponse())(request)
+    assert members(redis_client, "guests") == ["192.0.2.5"]
+
+
+async def async_page(request: HttpRequest) -> HttpResponse:
+    return HttpResponse("async page")
+
+
+def test_the_middleware_is_async_when_the_chain_is_async() -> None:
+    assert iscoroutinefunction(WhosOnlineMiddleware(async_page))
+    assert not iscoroutinefunction(WhosOnlineMiddleware(lambda request: HttpResponse()))
+
+
+def test_the_async_path_records_the_visitor_and_sets_the_guard(
+    rf: RequestFactory, redis_client: Redis
+) -> None:
+    request = rf.get("/", REMOTE_ADDR="192.0.2.8")
+    request.user = AnonymousUser()
+    response = async_to_sync(WhosOnlineMiddleware(async_page))(request)
+    assert response.content == b"async page"
+    assert members(redis_client, "guests") == ["192.0.2.8"]
+    assert GUARD in response.cookies
+
+
+def test_the_async_path_sends_nothing_to_redis_when_guarded(
+    rf: RequestFactory, redis_commands: CommandCounter
+) -> None:
+    middleware = WhosOnlineMiddleware(async_page)
+    first = rf.get("/")
+    first.user = AnonymousUser()
+    issued = async_to_sync(middleware)(first).cookies[GUARD].value
+    second = rf.get("/")
+    second.COOKIES[GUARD] = issued
+    second.user = untouchable_user()
+    redis_commands.commands.clear()
+    async_to_sync(middleware)(second)
+    assert redis_commands.commands == []
+
+
+def test_seen_ago_helper_makes_members_stale(
+    seen_ago: Callable[[str, str, float], None],
+) -> None:
+    seen_ago("users", "1", 1000)
+    assert presence.snapshot(10).user_count == 0
