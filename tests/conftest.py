@@ -27,7 +27,7 @@ def isolated_presence(settings: SettingsWrapper) -> Iterator[str]:
     settings.WHOS_ONLINE_KEY_PREFIX = prefix
     breaker.reset()
     yield prefix
-    client = get_redis_connection("default")
+    client: Redis = get_redis_connection("default")
     for name in client.scan_iter(match=f"{{{prefix}}}:*", count=1000):
         client.delete(name)
     breaker.reset()
@@ -79,7 +79,7 @@ def redis_commands(monkeypatch: pytest.MonkeyPatch) -> CommandCounter:
 
     def counting(self: Redis, *args: Any, **options: Any) -> Any:
         counter.commands.append(str(args[0]))
-        return original(self, *args, **options)
+        return original(self, *args, **options)  # type: ignore[no-untyped-call]
 
     monkeypatch.setattr(Redis, "execute_command", counting)
     return counter

@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable
+from typing import Any
 
 import pytest
 from asgiref.sync import async_to_sync, iscoroutinefunction
@@ -27,7 +28,8 @@ GUARD = "whos_online"
 
 
 def members(redis_client: Redis, kind: str) -> list[str]:
-    return [m.decode() for m in redis_client.zrange(presence.key(kind), 0, -1)]
+    found: list[bytes] = redis_client.zrange(presence.key(kind), 0, -1)  # type: ignore[assignment]
+    return [member.decode() for member in found]
 
 
 def guard_cookie(client: Client) -> str:
@@ -139,7 +141,7 @@ class UnloadableSession(SessionStore):
         raise AssertionError("the session was loaded")
 
 
-def untouchable_user() -> SimpleLazyObject:
+def untouchable_user() -> Any:
     def fail() -> User:
         raise AssertionError("the user was loaded")
 

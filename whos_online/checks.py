@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import ipaddress
 from collections.abc import Callable
-from typing import Any
+from typing import Any, cast
 
 from django.conf import settings
 from django.core.cache import InvalidCacheBackendError, caches
@@ -71,7 +71,7 @@ def _positions(cls: type) -> list[int]:
 
 
 def check_cache(**kwargs: Any) -> list[CheckMessage]:
-    alias = conf.CACHE_ALIAS
+    alias = cast(object, conf.CACHE_ALIAS)
     if not isinstance(alias, str):
         return []  # reported by check_settings
     try:

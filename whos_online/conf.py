@@ -13,55 +13,55 @@ from django.conf import settings
 class Settings:
     @property
     def CACHE_ALIAS(self) -> str:
-        return getattr(settings, "WHOS_ONLINE_CACHE_ALIAS", "default")  # type: ignore[no-any-return]
+        return getattr(settings, "WHOS_ONLINE_CACHE_ALIAS", "default")
 
     @property
     def KEY_PREFIX(self) -> str:
-        return getattr(settings, "WHOS_ONLINE_KEY_PREFIX", "whos_online")  # type: ignore[no-any-return]
+        return getattr(settings, "WHOS_ONLINE_KEY_PREFIX", "whos_online")
 
     @property
     def WINDOW(self) -> int:
         """Seconds since the last visit during which a member counts as online."""
-        return getattr(settings, "WHOS_ONLINE_WINDOW", 15 * 60)  # type: ignore[no-any-return]
+        return getattr(settings, "WHOS_ONLINE_WINDOW", 15 * 60)
 
     @property
     def GUARD_SECONDS(self) -> int:
         """Seconds the guard cookie spares a visitor from being recorded again."""
-        return getattr(settings, "WHOS_ONLINE_GUARD_SECONDS", 5 * 60)  # type: ignore[no-any-return]
+        return getattr(settings, "WHOS_ONLINE_GUARD_SECONDS", 5 * 60)
 
     @property
     def GUARD_COOKIE_NAME(self) -> str:
-        return getattr(settings, "WHOS_ONLINE_GUARD_COOKIE_NAME", "whos_online")  # type: ignore[no-any-return]
+        return getattr(settings, "WHOS_ONLINE_GUARD_COOKIE_NAME", "whos_online")
 
     @property
     def MAX_NAMES(self) -> int:
         """How many names the widget lists before "and N more"."""
-        return getattr(settings, "WHOS_ONLINE_MAX_NAMES", 50)  # type: ignore[no-any-return]
+        return getattr(settings, "WHOS_ONLINE_MAX_NAMES", 50)
 
     @property
     def MAX_MEMBERS(self) -> int:
         """The most members one sorted set keeps; the oldest are trimmed first."""
-        return getattr(settings, "WHOS_ONLINE_MAX_MEMBERS", 100_000)  # type: ignore[no-any-return]
+        return getattr(settings, "WHOS_ONLINE_MAX_MEMBERS", 100_000)
 
     @property
     def PROXY_COUNT(self) -> int:
         """How many reverse proxies in front of Django append to X-Forwarded-For."""
-        return getattr(settings, "WHOS_ONLINE_PROXY_COUNT", 0)  # type: ignore[no-any-return]
+        return getattr(settings, "WHOS_ONLINE_PROXY_COUNT", 0)
 
     @property
     def TRUSTED_PROXIES(self) -> list[str]:
         """Networks (CIDR) of reverse proxies whose X-Forwarded-For is believed."""
-        return getattr(settings, "WHOS_ONLINE_TRUSTED_PROXIES", [])  # type: ignore[no-any-return]
+        return getattr(settings, "WHOS_ONLINE_TRUSTED_PROXIES", [])
 
     @property
     def SOCKET_TIMEOUT(self) -> float | None:
         """Connect and read timeout, in seconds, for presence commands."""
-        return getattr(settings, "WHOS_ONLINE_SOCKET_TIMEOUT", 0.25)  # type: ignore[no-any-return]
+        return getattr(settings, "WHOS_ONLINE_SOCKET_TIMEOUT", 0.25)
 
     @property
     def FAILURE_BACKOFF(self) -> float:
         """Seconds to leave Redis alone after a failure before trying again."""
-        return getattr(settings, "WHOS_ONLINE_FAILURE_BACKOFF", 10.0)  # type: ignore[no-any-return]
+        return getattr(settings, "WHOS_ONLINE_FAILURE_BACKOFF", 10.0)
 
 
 conf = Settings()

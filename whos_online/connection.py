@@ -42,7 +42,7 @@ def get_client() -> Redis:
 def _client_of_cache(alias: str) -> Redis:
     backend = caches[alias]
     if isinstance(backend, DjangoRedisCache):
-        return backend._cache.get_client(None, write=True)  # type: ignore[no-any-return]
+        return backend._cache.get_client(None, write=True)
     if DjangoRedisPackageCache is not None and isinstance(
         backend, DjangoRedisPackageCache
     ):

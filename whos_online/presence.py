@@ -133,8 +133,7 @@ def record_guest(address: str) -> float:
 
 def record(kind: Kind, member: str) -> float:
     keys = [key(kind), key("record"), *(key(k) for k in KINDS)]
-    args = [conf.WINDOW, member, conf.MAX_MEMBERS]
-    return float(_run(_RECORD, keys, args))
+    return float(_run(_RECORD, keys, [conf.WINDOW, member, conf.MAX_MEMBERS]))
 
 
 def snapshot(limit: int) -> Snapshot:
@@ -160,10 +159,10 @@ def last_seen(pk: object) -> float | None:
 
 def most_ever_online() -> tuple[int, float] | None:
     """The most users and guests ever online at once, and when."""
-    found = _client().hmget(key("record"), ["count", "at"])
-    if found[0] is None:
+    count, at = _client().hmget(key("record"), ["count", "at"])
+    if count is None or at is None:
         return None
-    return int(found[0]), float(found[1])
+    return int(count), float(at)
 
 
 def prune(kinds: Iterable[Kind] = KINDS, *, dry_run: bool = False) -> dict[str, int]:
@@ -190,7 +189,7 @@ def _client() -> Redis:
     return get_client()
 
 
-def _run(source: str, keys: list[str], args: list[object]) -> Any:
+def _run(source: str, keys: list[str], args: list[str | int | float]) -> Any:
     return _script(_client(), source)(keys=keys, args=args)
 
 

@@ -1,0 +1,125 @@
+"""Settings for the django-whos-online demo. Not for production: DEBUG is on
+and the secret key is public.
+
+Presence data goes to the Redis server named by the ``REDIS_URL`` environment
+variable, e.g. ``REDIS_URL=redis://127.0.0.1:6379/0 make demo``. Without it
+the demo runs on an embedded in-process Redis (fakeredis), so it needs no
+server at all, but who is online is forgotten when the server stops.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+
+SECRET_KEY = "django-insecure-whos-online-demo-only-never-use-this-key"
+DEBUG = True
+ALLOWED_HOSTS = ["localhost", "127.0.0.1"]
+
+INSTALLED_APPS = [
+    # Before staticfiles: its runserver command (which says, once at startup,
+    # which Redis the demo uses) overrides the one of staticfiles.
+    "demo",
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "django.contrib.staticfiles",
+    "whos_online",
+]
+
+MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    # After AuthenticationMiddleware, so it can tell users from guests.
+    "whos_online.middleware.WhosOnlineMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+]
+
+ROOT_URLCONF = "example_project.urls"
+WSGI_APPLICATION = "example_project.wsgi.application"
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [BASE_DIR / "templates"],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+            ],
+        },
+    }
+]
+
+DATABASES = {
+    "default": {
+        "ENGINE": "django.db.backends.sqlite3",
+        "NAME": BASE_DIR / "db.sqlite3",
+    }
+}
+
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+LANGUAGE_CODE = "en-us"
+TIME_ZONE = "UTC"
+USE_I18N = True
+USE_TZ = True
+STATIC_URL = "static/"
+
+LOGIN_REDIRECT_URL = "/"
+LOGOUT_REDIRECT_URL = "/"
+
+# Who's online keeps its data in the Redis behind a django-redis (or Django's
+# own RedisCache) alias of CACHES, "default" unless WHOS_ONLINE_CACHE_ALIAS
+# says otherwise.
+REDIS_URL = os.environ.get("REDIS_URL", "")
+
+_cache: dict[str, Any] = {"BACKEND": "django_redis.cache.RedisCache"}
+if REDIS_URL:
+    _cache["LOCATION"] = REDIS_URL
+else:
+    from fakeredis import FakeConnection
+
+    # fakeredis keeps one in-process server per host and port; nothing is
+    # sent to this address, and no Redis needs to listen there.
+    _cache["LOCATION"] = "redis://127.0.0.1:6379/0"
+    _cache["OPTIONS"] = {"CONNECTION_POOL_KWARGS": {"connection_class": FakeConnection}}
+CACHES = {"default": _cache}
+
+# Printed once when the development server starts (see the demo app's
+# runserver command); empty when a real Redis is used.
+EMBEDDED_REDIS_NOTICE = (
+    ""
+    if REDIS_URL
+    else "No REDIS_URL set: using an embedded in-process Redis (fakeredis); "
+    "presence is lost when the server stops. "
+    "Set REDIS_URL=redis://127.0.0.1:6379/0 to use a real server."
+)
+
+# The demo keeps every setting of the app at its default. They are (see
+# whos_online/conf.py):
+#   WHOS_ONLINE_CACHE_ALIAS = "default"     the CACHES alias whose Redis is used
+#   WHOS_ONLINE_KEY_PREFIX = "whos_online"  keys are "{whos_online}:users" etc.
+#   WHOS_ONLINE_WINDOW = 900                seconds a visitor counts as online
+#   WHOS_ONLINE_GUARD_SECONDS = 300         seconds the guard cookie spares a
+#                                           visitor from being recorded again
+#                                           (must be shorter than the window)
+#   WHOS_ONLINE_GUARD_COOKIE_NAME = "whos_online"
+#   WHOS_ONLINE_MAX_NAMES = 50              names listed before "and N more"
+#   WHOS_ONLINE_MAX_MEMBERS = 100_000       cap on the members of one set
+#   WHOS_ONLINE_PROXY_COUNT = 0             reverse proxies appending to
+#                                           X-Forwarded-For, or
+#   WHOS_ONLINE_TRUSTED_PROXIES = []        their networks, e.g. ["10.0.0.0/8"]
+#   WHOS_ONLINE_SOCKET_TIMEOUT = 0.25       seconds, for every presence command
+#   WHOS_ONLINE_FAILURE_BACKOFF = 10.0      seconds Redis is left alone after
+#                                           a failure
