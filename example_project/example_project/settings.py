@@ -10,10 +10,16 @@ server at all, but who is online is forgotten when the server stops.
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 from typing import Any
 
 BASE_DIR = Path(__file__).resolve().parent.parent
+
+# Serve the whos_online of this checkout, even where it is not pip-installed.
+# (Index 1: after the directory of manage.py, before site-packages.)
+if str(BASE_DIR.parent) not in sys.path:
+    sys.path.insert(1, str(BASE_DIR.parent))
 
 SECRET_KEY = "django-insecure-whos-online-demo-only-never-use-this-key"
 DEBUG = True

@@ -1,0 +1,11 @@
+"""ASGI config for the example project: ``application`` for an ASGI server."""
+
+from __future__ import annotations
+
+import os
+
+from django.core.asgi import get_asgi_application
+
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "example_project.settings")
+
+application = get_asgi_application()

@@ -1,0 +1,15 @@
+from __future__ import annotations
+
+from django.contrib import admin
+from django.urls import include, path
+
+from example_project import views
+
+urlpatterns = [
+    path("", views.home, name="home"),
+    path("forum/", views.forum, name="forum"),
+    path("about/", views.about, name="about"),
+    # login/ and logout/ (a POST), with the template registration/login.html.
+    path("accounts/", include("django.contrib.auth.urls")),
+    path("admin/", admin.site.urls),
+]

@@ -1,0 +1,142 @@
+"""System checks for a site's configuration mistakes."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from pytest_django.fixtures import Settings as SettingsWrapper
+
+from whos_online import checks
+from whos_online.middleware import WhosOnlineMiddleware
+
+SESSION = "django.contrib.sessions.middleware.SessionMiddleware"
+AUTH = "django.contrib.auth.middleware.AuthenticationMiddleware"
+OURS = "whos_online.middleware.WhosOnlineMiddleware"
+
+
+def ids(messages: list[Any]) -> list[str]:
+    return [message.id for message in messages]
+
+
+class SiteMiddleware(WhosOnlineMiddleware):
+    """A site's own subclass of the middleware."""
+
+
+def test_the_test_settings_pass_every_check() -> None:
+    from django.core.checks import run_checks
+
+    assert [m for m in run_checks() if str(m.id).startswith("whos_online")] == []
+
+
+def test_missing_middleware_is_e001(settings: SettingsWrapper) -> None:
+    settings.MIDDLEWARE = [SESSION, AUTH]
+    assert ids(checks.check_middleware()) == ["whos_online.E001"]
+
+
+def test_duplicated_middleware_is_e002(settings: SettingsWrapper) -> None:
+    settings.MIDDLEWARE = [SESSION, AUTH, OURS, OURS]
+    assert ids(checks.check_middleware()) == ["whos_online.E002"]
+
+
+def test_middleware_before_authentication_is_e003(settings: SettingsWrapper) -> None:
+    settings.MIDDLEWARE = [SESSION, OURS, AUTH]
+    assert ids(checks.check_middleware()) == ["whos_online.E003"]
+
+
+def test_middleware_without_authentication_is_e003(settings: SettingsWrapper) -> None:
+    settings.MIDDLEWARE = [SESSION, OURS]
+    assert ids(checks.check_middleware()) == ["whos_online.E003"]
+
+
+def test_a_subclass_of_the_middleware_counts(settings: SettingsWrapper) -> None:
+    settings.MIDDLEWARE = [SESSION, AUTH, "tests.test_checks.SiteMiddleware"]
+    assert checks.check_middleware() == []
+
+
+def test_unimportable_middleware_entries_are_left_to_django(
+    settings: SettingsWrapper,
+) -> None:
+    settings.MIDDLEWARE = [SESSION, AUTH, "no.such.Middleware", OURS]
+    assert checks.check_middleware() == []
+
+
+def test_an_unknown_cache_alias_is_e004(settings: SettingsWrapper) -> None:
+    settings.WHOS_ONLINE_CACHE_ALIAS = "nope"
+    assert ids(checks.check_cache()) == ["whos_online.E004"]
+
+
+def test_a_cache_that_is_not_redis_is_e005(settings: SettingsWrapper) -> None:
+    settings.WHOS_ONLINE_CACHE_ALIAS = "locmem"
+    messages = checks.check_cache()
+    assert ids(messages) == ["whos_online.E005"]
+    assert "LocMemCache" in messages[0].msg
+
+
+def test_djangos_own_redis_cache_is_accepted(settings: SettingsWrapper) -> None:
+    settings.WHOS_ONLINE_CACHE_ALIAS = "builtin"
+    assert checks.check_cache() == []
+
+
+def test_a_guard_as_long_as_the_window_is_e006(settings: SettingsWrapper) -> None:
+    settings.WHOS_ONLINE_WINDOW = 300
+    settings.WHOS_ONLINE_GUARD_SECONDS = 300
+    assert ids(checks.check_guard()) == ["whos_online.E006"]
+
+
+def test_a_guard_shorter_than_the_window_passes(settings: SettingsWrapper) -> None:
+    settings.WHOS_ONLINE_WINDOW = 301
+    settings.WHOS_ONLINE_GUARD_SECONDS = 300
+    assert checks.check_guard() == []
+
+
+@pytest.mark.parametrize(
+    ("name", "value"),
+    [
+        ("CACHE_ALIAS", 3),
+        ("CACHE_ALIAS", ""),
+        ("KEY_PREFIX", "a{b}"),
+        ("KEY_PREFIX", ""),
+        ("WINDOW", "900"),
+        ("WINDOW", 0),
+        ("WINDOW", 9.5),
+        ("WINDOW", True),
+        ("GUARD_SECONDS", -1),
+        ("GUARD_COOKIE_NAME", None),
+        ("MAX_NAMES", -1),
+        ("MAX_MEMBERS", 0),
+        ("PROXY_COUNT", "1"),
+        ("TRUSTED_PROXIES", "10.0.0.0/8"),
+        ("TRUSTED_PROXIES", ["10.0.0.0/33"]),
+        ("SOCKET_TIMEOUT", 0),
+        ("SOCKET_TIMEOUT", "1"),
+        ("FAILURE_BACKOFF", -1),
+    ],
+)
+def test_a_setting_of_the_wrong_type_or_range_is_e007(
+    settings: SettingsWrapper, name: str, value: object
+) -> None:
+    setattr(settings, f"WHOS_ONLINE_{name}", value)
+    messages = checks.check_settings()
+    assert ids(messages) == ["whos_online.E007"]
+    assert f"WHOS_ONLINE_{name}" in messages[0].msg
+
+
+def test_wrongly_typed_settings_do_not_crash_the_other_checks(
+    settings: SettingsWrapper,
+) -> None:
+    settings.WHOS_ONLINE_CACHE_ALIAS = 3
+    settings.WHOS_ONLINE_WINDOW = "900"
+    assert checks.check_cache() == []
+    assert checks.check_guard() == []
+
+
+@pytest.mark.parametrize(
+    ("name", "value"),
+    [("SOCKET_TIMEOUT", None), ("TRUSTED_PROXIES", ("10.0.0.0/8", "::1/128"))],
+)
+def test_valid_unusual_values_pass(
+    settings: SettingsWrapper, name: str, value: object
+) -> None:
+    setattr(settings, f"WHOS_ONLINE_{name}", value)
+    assert checks.check_settings() == []
