@@ -26,8 +26,9 @@ DEBUG = True
 ALLOWED_HOSTS = ["localhost", "127.0.0.1"]
 
 INSTALLED_APPS = [
-    # Before staticfiles: its runserver command (which says, once at startup,
-    # which Redis the demo uses) overrides the one of staticfiles.
+    # Listed before staticfiles so that the demo's runserver (which says at
+    # startup when Redis is only embedded) takes precedence over that of
+    # staticfiles, which it extends.
     "demo",
     "django.contrib.admin",
     "django.contrib.auth",
