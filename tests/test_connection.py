@@ -13,13 +13,13 @@ from whos_online.connection import _with_timeout, get_client
 
 def test_django_redis_is_supported() -> None:
     presence.record_user(1)
-    assert presence.snapshot(1).user_count == 1
+    assert presence.snapshot(1).counts.users == 1
 
 
 def test_djangos_own_redis_cache_is_supported(settings: SettingsWrapper) -> None:
     settings.WHOS_ONLINE_CACHE_ALIAS = "builtin"
     presence.record_user(1)
-    assert presence.snapshot(1).user_count == 1
+    assert presence.snapshot(1).counts.users == 1
 
 
 def test_a_cache_that_is_not_redis_is_refused(settings: SettingsWrapper) -> None:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -344,10 +343,3 @@ def test_the_async_path_sends_nothing_to_redis_when_guarded(
     redis_commands.commands.clear()
     async_to_sync(middleware)(second)
     assert redis_commands.commands == []
-
-
-def test_seen_ago_helper_makes_members_stale(
-    seen_ago: Callable[[str, str, float], None],
-) -> None:
-    seen_ago("users", "1", 1000)
-    assert presence.snapshot(10).user_count == 0

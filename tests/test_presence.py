@@ -81,7 +81,7 @@ def test_snapshot_lists_at_most_the_limit_but_counts_everyone() -> None:
         presence.record_user(pk)
     snapshot = presence.snapshot(limit=2)
     assert [member for member, _ in snapshot.users] == ["5", "4"]
-    assert snapshot.user_count == 5
+    assert snapshot.counts.users == 5
 
 
 def test_snapshot_counts_users_and_guests_separately() -> None:
@@ -89,7 +89,7 @@ def test_snapshot_counts_users_and_guests_separately() -> None:
     presence.record_guest("192.0.2.1")
     presence.record_guest("192.0.2.2")
     snapshot = presence.snapshot(limit=0)
-    assert (snapshot.user_count, snapshot.guest_count) == (1, 2)
+    assert (snapshot.counts.users, snapshot.counts.guests) == (1, 2)
     assert snapshot.users == []
 
 
@@ -101,7 +101,7 @@ def test_members_seen_before_the_window_are_neither_listed_nor_counted(
     seen_ago("guests", "192.0.2.1", 1000)
     snapshot = presence.snapshot(limit=10)
     assert [member for member, _ in snapshot.users] == ["2"]
-    assert (snapshot.user_count, snapshot.guest_count) == (1, 0)
+    assert (snapshot.counts.users, snapshot.counts.guests) == (1, 0)
 
 
 def test_the_window_follows_the_setting(
@@ -110,7 +110,7 @@ def test_the_window_follows_the_setting(
     settings.WHOS_ONLINE_WINDOW = 60
     seen_ago("users", "1", 61)
     seen_ago("users", "2", 59)
-    assert presence.snapshot(limit=10).user_count == 1
+    assert presence.snapshot(limit=10).counts.users == 1
 
 
 @pytest.mark.usefixtures("warm_scripts")
@@ -161,7 +161,13 @@ def test_prune_removes_only_members_seen_before_the_window(
     seen_ago("users", "2", 10)
     seen_ago("guests", "192.0.2.1", 1000)
     seen_ago("guests", "192.0.2.2", 2000)
-    assert presence.prune() == {"users": 1, "guests": 2}
+    assert presence.prune() == {
+        "users": 1,
+        "hidden": 0,
+        "guests": 2,
+        "bots": 0,
+        "rooms": 0,
+    }
     assert redis_client.zrange(presence.key("users"), 0, -1) == [b"2"]
     assert redis_client.zcard(presence.key("guests")) == 0
 
@@ -170,7 +176,7 @@ def test_prune_dry_run_counts_without_removing(
     redis_client: Redis, seen_ago: Callable[[str, str, float], None]
 ) -> None:
     seen_ago("users", "1", 1000)
-    assert presence.prune(dry_run=True) == {"users": 1, "guests": 0}
+    assert presence.prune(dry_run=True)["users"] == 1
     assert redis_client.zcard(presence.key("users")) == 1
 
 
@@ -185,10 +191,11 @@ def test_prune_works_through_large_sets_in_bounded_batches(
         seen_ago("guests", f"192.0.2.{n}", 1000 + n)
     seen_ago("guests", "192.0.2.100", 5)
     redis_commands.commands.clear()
-    assert presence.prune(["guests"]) == {"guests": 7}
-    assert redis_commands.commands.count("EVALSHA") == 3
+    assert presence.prune()["guests"] == 7
+    # Three batches for the guests; one call each for the other sets.
+    assert redis_commands.commands.count("EVALSHA") == 3 + 4
     assert redis_client.zrange(presence.key("guests"), 0, -1) == [b"192.0.2.100"]
 
 
 def test_prune_of_missing_sets_removes_nothing() -> None:
-    assert presence.prune() == {"users": 0, "guests": 0}
+    assert set(presence.prune().values()) == {0}

@@ -48,7 +48,8 @@ def test_verbosity_0_prints_nothing() -> None:
 @pytest.mark.usefixtures("stale_and_fresh")
 def test_verbosity_2_prints_each_set() -> None:
     assert prune("--verbosity", "2") == (
-        "Removed 3 stale members.\n  users: 1\n  guests: 2\n"
+        "Removed 3 stale members.\n"
+        "  users: 1\n  hidden: 0\n  guests: 2\n  bots: 0\n  rooms: 0\n"
     )
 
 

@@ -1,8 +1,7 @@
 from __future__ import annotations
 
-from typing import Any
-
 from django.apps import AppConfig
+from django.contrib.auth.signals import user_logged_out
 from django.core import checks
 from django.core.signals import setting_changed
 
@@ -13,18 +12,13 @@ class WhosOnlineConfig(AppConfig):
 
     def ready(self) -> None:
         from whos_online import checks as our_checks
+        from whos_online import signals
 
         checks.register(our_checks.check_settings)
         checks.register(our_checks.check_middleware)
         checks.register(our_checks.check_cache, checks.Tags.caches)
         checks.register(our_checks.check_guard)
-        setting_changed.connect(forget_cached_settings)
-
-
-def forget_cached_settings(*, setting: str, **kwargs: Any) -> None:
-    """Drop what was derived from settings, so ``override_settings`` takes effect."""
-    if setting.startswith("WHOS_ONLINE_") or setting == "CACHES":
-        from whos_online import connection, presence
-
-        connection.get_client.cache_clear()
-        presence._script.cache_clear()
+        checks.register(our_checks.check_statuses)
+        checks.register(our_checks.check_hidden)
+        setting_changed.connect(signals.forget_cached_settings)
+        user_logged_out.connect(signals.forget_logged_out_user)

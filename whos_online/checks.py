@@ -11,7 +11,7 @@ from typing import Any, cast
 
 from django.conf import settings
 from django.core.cache import InvalidCacheBackendError, caches
-from django.core.checks import CheckMessage, Error
+from django.core.checks import CheckMessage, Error, Warning
 from django.utils.module_loading import import_string
 
 from whos_online.conf import conf
@@ -116,6 +116,53 @@ def check_guard(**kwargs: Any) -> list[CheckMessage]:
     return []
 
 
+def check_statuses(**kwargs: Any) -> list[CheckMessage]:
+    away, window, guard = conf.AWAY_AFTER, conf.WINDOW, conf.GUARD_SECONDS
+    if not (_is_whole(away, 1) and _is_whole(window, 1) and _is_whole(guard, 0)):
+        return []  # reported by check_settings
+    messages: list[CheckMessage] = []
+    if away >= window:
+        messages.append(
+            Error(
+                f"WHOS_ONLINE_AWAY_AFTER ({away}) must be shorter than "
+                f"WHOS_ONLINE_WINDOW ({window}), or nobody is ever shown as away.",
+                id="whos_online.E008",
+            )
+        )
+    if away < guard:
+        messages.append(
+            Warning(
+                f"WHOS_ONLINE_AWAY_AFTER ({away}) is shorter than "
+                f"WHOS_ONLINE_GUARD_SECONDS ({guard}): users still browsing "
+                "show as away until their guard runs out.",
+                hint="Make AWAY_AFTER at least GUARD_SECONDS, or use the heartbeat.",
+                id="whos_online.W001",
+            )
+        )
+    return messages
+
+
+def check_hidden(**kwargs: Any) -> list[CheckMessage]:
+    path = cast(object, conf.IS_HIDDEN)
+    if not _is_name(path):
+        return []  # None, or reported by check_settings
+    try:
+        found = import_string(str(path))
+    except ImportError as exc:
+        found, reason = None, str(exc)
+    else:
+        reason = "it is not callable"
+    if callable(found):
+        return []
+    return [
+        Error(
+            f"WHOS_ONLINE_IS_HIDDEN names {path!r}, which cannot be used: {reason}.",
+            hint="Name a function that takes a user and returns True to hide them.",
+            id="whos_online.E009",
+        )
+    ]
+
+
 def _is_whole(value: object, minimum: int) -> bool:
     return isinstance(value, int) and not isinstance(value, bool) and value >= minimum
 
@@ -167,6 +214,18 @@ SETTING_RULES: dict[str, tuple[Callable[[Any], bool], str]] = {
     "TRUSTED_PROXIES": (_are_networks, "a list of networks such as '10.0.0.0/8'"),
     "SOCKET_TIMEOUT": (_is_timeout, "a positive number of seconds, or None"),
     "FAILURE_BACKOFF": (lambda v: _is_number(v, 0), "a number of seconds, 0 or more"),
+    "AWAY_AFTER": (lambda v: _is_whole(v, 1), "a whole number of seconds, at least 1"),
+    "HEARTBEAT_SECONDS": (
+        lambda v: _is_whole(v, 2),
+        "a whole number of seconds, at least 2",
+    ),
+    "MAX_ROOMS": (lambda v: _is_whole(v, 1), "a whole number, at least 1"),
+    "IS_HIDDEN": (
+        lambda v: v is None or _is_name(v),
+        "None or the dotted path of a function f(user) -> bool",
+    ),
+    "DETECT_BOTS": (lambda v: isinstance(v, bool), "True or False"),
+    "ANONYMOUS_CAN_VIEW": (lambda v: isinstance(v, bool), "True or False"),
 }
 
 

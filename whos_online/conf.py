@@ -59,6 +59,36 @@ class Settings:
         return getattr(settings, "WHOS_ONLINE_SOCKET_TIMEOUT", 0.25)
 
     @property
+    def AWAY_AFTER(self) -> int:
+        """Seconds after which a user still in the window shows as away."""
+        return getattr(settings, "WHOS_ONLINE_AWAY_AFTER", 5 * 60)
+
+    @property
+    def HEARTBEAT_SECONDS(self) -> int:
+        """Seconds between the heartbeat script's pings while a page is visible."""
+        return getattr(settings, "WHOS_ONLINE_HEARTBEAT_SECONDS", 60)
+
+    @property
+    def MAX_ROOMS(self) -> int:
+        """The most rooms in use within one window; new rooms wait beyond it."""
+        return getattr(settings, "WHOS_ONLINE_MAX_ROOMS", 10_000)
+
+    @property
+    def IS_HIDDEN(self) -> str | None:
+        """Dotted path to ``f(user) -> bool``: whom to count but list to staff only."""
+        return getattr(settings, "WHOS_ONLINE_IS_HIDDEN", None)
+
+    @property
+    def DETECT_BOTS(self) -> bool:
+        """Whether crawlers are recognised by User-Agent and kept apart."""
+        return getattr(settings, "WHOS_ONLINE_DETECT_BOTS", True)
+
+    @property
+    def ANONYMOUS_CAN_VIEW(self) -> bool:
+        """Whether visitors who are not logged in may read the endpoints."""
+        return getattr(settings, "WHOS_ONLINE_ANONYMOUS_CAN_VIEW", True)
+
+    @property
     def FAILURE_BACKOFF(self) -> float:
         """Seconds to leave Redis alone after a failure before trying again."""
         return getattr(settings, "WHOS_ONLINE_FAILURE_BACKOFF", 10.0)

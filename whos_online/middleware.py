@@ -9,9 +9,10 @@ from asgiref.sync import iscoroutinefunction, markcoroutinefunction, sync_to_asy
 from django.http import HttpRequest, HttpResponseBase
 
 from whos_online import presence
-from whos_online.addresses import client_address
+from whos_online.bots import throttle
 from whos_online.failsafe import breaker
 from whos_online.guard import is_guarded, set_guard
+from whos_online.visitors import identify
 
 
 class WhosOnlineMiddleware:
@@ -52,17 +53,16 @@ class WhosOnlineMiddleware:
 
 
 def record_visit(request: HttpRequest, response: HttpResponseBase) -> None:
-    """Record the user, or else the guest's address, and set the guard."""
-    user = getattr(request, "user", None)
-    if user is not None and user.is_authenticated:
-        pk = user.pk
-        recorded = breaker.call(lambda: presence.record_user(pk), None)
-        guest_address = None
-    else:
-        guest_address = client_address(request.META)
-        if guest_address is None:
-            return
-        address = guest_address
-        recorded = breaker.call(lambda: presence.record_guest(address), None)
-    if recorded is not None:
-        set_guard(response, request, guest_address)
+    """Record the visitor and, for people, set the guard.
+
+    Bots keep no cookies, so instead of a guard each bot name is recorded at
+    most once per guard period by each process.
+    """
+    visitor = identify(request)
+    if visitor is None:
+        return
+    if not visitor.is_person and not throttle.allows(visitor.member):
+        return
+    recorded = breaker.call(lambda: presence.record(visitor.kind, visitor.member), None)
+    if recorded is not None and visitor.is_person:
+        set_guard(response, request, visitor.guest_address)

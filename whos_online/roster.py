@@ -1,28 +1,34 @@
-"""The users online as model instances, for display.
+"""Presence as people see it: users as model instances, statuses, and who
+may see whom.
 
-A thin layer over :mod:`whos_online.presence` that turns user keys into
-users with a single query, for the template tag and anything else that shows
-the list.
+A thin layer over :mod:`whos_online.presence` for the template tags, the
+endpoints and the staff page. Hidden users are listed, and their status
+shown, only to staff; guest addresses never leave :mod:`presence` through
+here.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
+from typing import Any, Literal
 
 from django.contrib.auth import get_user_model
-from django.contrib.auth.base_user import AbstractBaseUser
 from django.core.exceptions import ValidationError
 
 from whos_online import presence
 from whos_online.conf import conf
 from whos_online.failsafe import breaker
 
+Status = Literal["online", "away", "offline"]
+
 
 @dataclass(frozen=True)
 class OnlineUser:
-    user: AbstractBaseUser
+    user: Any
     last_seen: datetime
+    hidden: bool = False
 
     @property
     def name(self) -> str:
@@ -35,61 +41,149 @@ class OnlineUser:
 
 
 @dataclass(frozen=True)
+class OnlineBot:
+    name: str
+    last_seen: datetime
+
+
+@dataclass(frozen=True)
 class Roster:
     """What the widget shows. ``available`` is False when Redis could not be read."""
 
     available: bool
     window: int
+    room: str | None = None
     users: list[OnlineUser] = field(default_factory=list)
-    user_count: int = 0
-    guest_count: int = 0
+    bots: list[OnlineBot] = field(default_factory=list)
+    counts: presence.Counts = field(default_factory=presence.Counts)
+    record: tuple[int, datetime] | None = None
+    shows_hidden: bool = False
+
+    @property
+    def user_count(self) -> int:
+        return self.counts.users
+
+    @property
+    def guest_count(self) -> int:
+        return self.counts.guests
 
     @property
     def total(self) -> int:
-        return self.user_count + self.guest_count
+        return self.counts.total
 
     @property
     def more(self) -> int:
-        """How many users online are not in ``users``."""
-        return max(self.user_count - len(self.users), 0)
+        """How many users online the viewer may see but are not in ``users``."""
+        listable = self.counts.users + (self.counts.hidden if self.shows_hidden else 0)
+        return max(listable - len(self.users), 0)
 
     @property
     def window_minutes(self) -> int:
         return max(round(self.window / 60), 1)
 
 
-def online_roster(limit: int | None = None) -> Roster:
-    """Who is online now: at most one Redis round trip and one query."""
+@dataclass(frozen=True)
+class UserPresence:
+    user: Any
+    status: Status
+    last_seen: datetime | None
+
+
+def can_see_hidden(viewer: Any) -> bool:
+    return bool(getattr(viewer, "is_staff", False) and viewer.is_active)
+
+
+def online_roster(
+    limit: int | None = None, *, room: str | None = None, viewer: Any = None
+) -> Roster:
+    """Who is online now: one Redis round trip and at most one query."""
     limit = conf.MAX_NAMES if limit is None else limit
-    snapshot = breaker.call(lambda: presence.snapshot(limit), None)
+    shows_hidden = can_see_hidden(viewer)
+    snapshot = breaker.call(
+        lambda: presence.snapshot(
+            limit, room=room, hidden_limit=limit if shows_hidden else 0
+        ),
+        None,
+    )
     if snapshot is None:
-        return Roster(available=False, window=conf.WINDOW)
+        return Roster(available=False, window=conf.WINDOW, room=room)
     return Roster(
         available=True,
         window=snapshot.window,
-        users=users_in_order(snapshot.users),
-        user_count=snapshot.user_count,
-        guest_count=snapshot.guest_count,
+        room=room,
+        users=users_in_order(snapshot.users, snapshot.hidden)[: max(limit, 0)],
+        bots=[OnlineBot(name, _datetime(seen)) for name, seen in snapshot.bots],
+        counts=snapshot.counts,
+        record=(
+            None
+            if snapshot.record is None
+            else (snapshot.record[0], _datetime(snapshot.record[1]))
+        ),
+        shows_hidden=shows_hidden,
     )
 
 
-def users_in_order(members: list[tuple[str, float]]) -> list[OnlineUser]:
-    """Users for ``(key, last seen)`` pairs, in their order, in one query.
+def users_in_order(
+    visible: Sequence[tuple[str, float]], hidden: Sequence[tuple[str, float]] = ()
+) -> list[OnlineUser]:
+    """Users for ``(key, last seen)`` pairs, newest first, in one query.
 
     Keys that are not valid primary keys, or whose user is gone, are skipped.
     """
+    members = sorted(
+        [(seen, member, False) for member, seen in visible]
+        + [(seen, member, True) for member, seen in hidden],
+        reverse=True,
+    )
     if not members:
         return []
     model = get_user_model()
-    last_seen: dict[object, float] = {}
-    for member, seen in members:
+    wanted: dict[object, tuple[float, bool]] = {}
+    for seen, member, is_hidden in members:
         try:
-            last_seen.setdefault(model._meta.pk.to_python(member), seen)
+            wanted.setdefault(model._meta.pk.to_python(member), (seen, is_hidden))
         except ValidationError:
             continue
-    users = model._default_manager.in_bulk(list(last_seen))
+    users = model._default_manager.in_bulk(list(wanted))
     return [
-        OnlineUser(user, datetime.fromtimestamp(seen, tz=timezone.utc))
-        for pk, seen in last_seen.items()
+        OnlineUser(user, _datetime(seen), is_hidden)
+        for pk, (seen, is_hidden) in wanted.items()
         if (user := users.get(pk)) is not None
     ]
+
+
+def presence_of(users: Iterable[Any], *, viewer: Any = None) -> list[UserPresence]:
+    """Status and last-seen time of each user, in one Redis round trip (per
+    thousand users); ``offline`` for everyone if Redis cannot be read."""
+    users = list(users)
+    found = breaker.call(lambda: presence.last_seen_many(u.pk for u in users), None)
+    if found is None:
+        return [UserPresence(user, "offline", None) for user in users]
+    shows_hidden = can_see_hidden(viewer)
+    return [_presence(user, found, shows_hidden) for user in users]
+
+
+def _presence(user: Any, found: presence.LastSeen, shows_hidden: bool) -> UserPresence:
+    member = str(user.pk)
+    seen = found.seen.get(member)
+    if member in found.hidden and not shows_hidden:
+        seen = None
+    return UserPresence(
+        user, status_for(seen, found.now), None if seen is None else _datetime(seen)
+    )
+
+
+def status_for(last_seen: float | None, now: float) -> Status:
+    """``online`` within ``AWAY_AFTER`` seconds, ``away`` within the window."""
+    if last_seen is None:
+        return "offline"
+    ago = now - last_seen
+    if ago < conf.AWAY_AFTER:
+        return "online"
+    if ago < conf.WINDOW:
+        return "away"
+    return "offline"
+
+
+def _datetime(timestamp: float) -> datetime:
+    return datetime.fromtimestamp(timestamp, tz=timezone.utc)

@@ -1,0 +1,24 @@
+"""Signal receivers, connected in ``AppConfig.ready``."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from whos_online import presence
+from whos_online.failsafe import breaker
+
+
+def forget_logged_out_user(*, user: Any = None, **kwargs: Any) -> None:
+    """Logging out takes the user off the online list at once."""
+    if user is not None and user.pk is not None:
+        breaker.call(lambda: presence.forget_user(user.pk), None)
+
+
+def forget_cached_settings(*, setting: str, **kwargs: Any) -> None:
+    """Drop what was derived from settings, so ``override_settings`` takes effect."""
+    if setting.startswith("WHOS_ONLINE_") or setting == "CACHES":
+        from whos_online import connection, visitors
+
+        connection.get_client.cache_clear()
+        presence._script.cache_clear()
+        visitors._import.cache_clear()

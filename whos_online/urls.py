@@ -1,0 +1,13 @@
+from __future__ import annotations
+
+from django.urls import path
+
+from whos_online import views
+
+app_name = "whos_online"
+
+urlpatterns = [
+    path("online.json", views.online_json, name="json"),
+    path("widget/", views.online_fragment, name="widget"),
+    path("heartbeat/", views.heartbeat, name="heartbeat"),
+]
