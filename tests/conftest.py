@@ -12,6 +12,7 @@ from pytest_django.fixtures import Settings as SettingsWrapper
 from redis import Redis
 
 from whos_online import presence
+from whos_online.bots import throttle
 from whos_online.connection import get_client
 from whos_online.failsafe import breaker
 
@@ -26,6 +27,7 @@ def isolated_presence(settings: SettingsWrapper) -> Iterator[str]:
     prefix = f"whos_online_test_{uuid.uuid4().hex[:12]}"
     settings.WHOS_ONLINE_KEY_PREFIX = prefix
     breaker.reset()
+    throttle.reset()
     yield prefix
     client: Redis = get_redis_connection("default")
     for name in client.scan_iter(match=f"{{{prefix}}}:*", count=1000):

@@ -111,6 +111,12 @@ def test_a_guard_shorter_than_the_window_passes(settings: SettingsWrapper) -> No
         ("SOCKET_TIMEOUT", 0),
         ("SOCKET_TIMEOUT", "1"),
         ("FAILURE_BACKOFF", -1),
+        ("AWAY_AFTER", 0),
+        ("HEARTBEAT_SECONDS", 1),
+        ("MAX_ROOMS", 0),
+        ("IS_HIDDEN", 3),
+        ("DETECT_BOTS", "yes"),
+        ("ANONYMOUS_CAN_VIEW", 1),
     ],
 )
 def test_a_setting_of_the_wrong_type_or_range_is_e007(
@@ -140,3 +146,42 @@ def test_valid_unusual_values_pass(
 ) -> None:
     setattr(settings, f"WHOS_ONLINE_{name}", value)
     assert checks.check_settings() == []
+
+
+def test_away_after_as_long_as_the_window_is_e008(settings: SettingsWrapper) -> None:
+    settings.WHOS_ONLINE_AWAY_AFTER = 900
+    assert "whos_online.E008" in ids(checks.check_statuses())
+
+
+def test_away_after_shorter_than_the_guard_is_w001(settings: SettingsWrapper) -> None:
+    settings.WHOS_ONLINE_AWAY_AFTER = 120
+    assert ids(checks.check_statuses()) == ["whos_online.W001"]
+
+
+def test_the_default_statuses_pass() -> None:
+    assert checks.check_statuses() == []
+
+
+def test_wrongly_typed_status_settings_are_left_to_e007(
+    settings: SettingsWrapper,
+) -> None:
+    settings.WHOS_ONLINE_AWAY_AFTER = "300"
+    assert checks.check_statuses() == []
+
+
+@pytest.mark.parametrize(
+    "path",
+    ["tests.hiding.no_such_function", "no.such.module.f", "tests.hiding.NOT_CALLABLE"],
+)
+def test_an_unusable_is_hidden_is_e009(settings: SettingsWrapper, path: str) -> None:
+    settings.WHOS_ONLINE_IS_HIDDEN = path
+    assert ids(checks.check_hidden()) == ["whos_online.E009"]
+
+
+def test_an_importable_is_hidden_passes(settings: SettingsWrapper) -> None:
+    settings.WHOS_ONLINE_IS_HIDDEN = "tests.hiding.is_ghost"
+    assert checks.check_hidden() == []
+
+
+def test_no_is_hidden_passes() -> None:
+    assert checks.check_hidden() == []

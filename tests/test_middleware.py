@@ -343,3 +343,41 @@ def test_the_async_path_sends_nothing_to_redis_when_guarded(
     redis_commands.commands.clear()
     async_to_sync(middleware)(second)
     assert redis_commands.commands == []
+
+
+GOOGLEBOT = "Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)"
+
+
+def test_a_hidden_user_is_recorded_as_hidden(
+    browser: Client,
+    django_user_model: type[User],
+    settings: SettingsWrapper,
+    redis_client: Redis,
+) -> None:
+    settings.WHOS_ONLINE_IS_HIDDEN = "tests.hiding.is_ghost"
+    ghost = django_user_model.objects.create_user("ghost")
+    browser.force_login(ghost)
+    browser.get("/")
+    assert members(redis_client, "hidden") == [str(ghost.pk)]
+    assert members(redis_client, "users") == []
+
+
+def test_a_bot_is_recorded_by_name_not_as_a_guest(
+    browser: Client, redis_client: Redis
+) -> None:
+    browser.get("/", HTTP_USER_AGENT=GOOGLEBOT)
+    assert members(redis_client, "bots") == ["Googlebot"]
+    assert members(redis_client, "guests") == []
+
+
+def test_a_bot_gets_no_guard_cookie(browser: Client) -> None:
+    assert GUARD not in browser.get("/", HTTP_USER_AGENT=GOOGLEBOT).cookies
+
+
+@pytest.mark.usefixtures("warm_scripts")
+def test_a_bot_is_recorded_once_per_guard_period_without_cookies(
+    redis_commands: CommandCounter,
+) -> None:
+    for _ in range(5):
+        Client().get("/", HTTP_USER_AGENT=GOOGLEBOT)
+    assert redis_commands.commands.count("EVALSHA") == 1

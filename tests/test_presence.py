@@ -199,3 +199,230 @@ def test_prune_works_through_large_sets_in_bounded_batches(
 
 def test_prune_of_missing_sets_removes_nothing() -> None:
     assert set(presence.prune().values()) == {0}
+
+
+def test_a_hidden_user_is_recorded_in_the_hidden_set_only(redis_client: Redis) -> None:
+    presence.record_user(5, hidden=True)
+    assert redis_client.zrange(presence.key("hidden"), 0, -1) == [b"5"]
+    assert redis_client.zcard(presence.key("users")) == 0
+
+
+def test_a_user_who_becomes_hidden_leaves_the_visible_set(redis_client: Redis) -> None:
+    presence.record_user(5)
+    presence.record_user(5, hidden=True)
+    assert redis_client.zcard(presence.key("users")) == 0
+    presence.record_user(5)
+    assert redis_client.zcard(presence.key("hidden")) == 0
+
+
+def test_snapshot_counts_every_kind_and_the_total() -> None:
+    presence.record_user(1)
+    presence.record_user(2, hidden=True)
+    presence.record_guest("192.0.2.1")
+    presence.record("bots", "Googlebot")
+    counts = presence.snapshot(limit=10).counts
+    assert counts == presence.Counts(users=1, hidden=1, guests=1, bots=1)
+    assert counts.total == 4
+
+
+def test_snapshot_lists_hidden_users_and_guests_only_when_asked() -> None:
+    presence.record_user(2, hidden=True)
+    presence.record_guest("192.0.2.1")
+    plain = presence.snapshot(limit=10)
+    assert (plain.hidden, plain.guests) == ([], [])
+    full = presence.snapshot(limit=10, hidden_limit=10, guest_limit=10)
+    assert [m for m, _ in full.hidden] == ["2"]
+    assert [m for m, _ in full.guests] == ["192.0.2.1"]
+
+
+def test_snapshot_lists_bots_by_name() -> None:
+    presence.record("bots", "Googlebot")
+    presence.record("bots", "bingbot")
+    assert [name for name, _ in presence.snapshot(limit=10).bots] == [
+        "bingbot",
+        "Googlebot",
+    ]
+
+
+def test_snapshot_carries_the_record() -> None:
+    seen = presence.record_user(1)
+    record = presence.snapshot(limit=1).record
+    assert record is not None
+    assert record[0] == 1
+    assert record[1] == pytest.approx(seen)
+
+
+def test_bots_do_not_count_towards_the_record() -> None:
+    presence.record_user(1)
+    presence.record("bots", "Googlebot")
+    presence.record("bots", "bingbot")
+    record = presence.most_ever_online()
+    assert record is not None and record[0] == 1
+
+
+def test_hidden_users_count_towards_the_record() -> None:
+    presence.record_user(1)
+    presence.record_user(2, hidden=True)
+    record = presence.most_ever_online()
+    assert record is not None and record[0] == 2
+
+
+def test_resetting_the_record_forgets_it() -> None:
+    presence.record_user(1)
+    assert presence.reset_most_ever_online() is True
+    assert presence.most_ever_online() is None
+    assert presence.reset_most_ever_online() is False
+
+
+def test_history_holds_the_most_online_in_the_current_minute() -> None:
+    presence.record_user(1)
+    now = presence.record_guest("192.0.2.1")
+    assert presence.history() == [(int(now) // 60 * 60, 2)]
+
+
+def test_history_keeps_at_most_one_field_per_minute_of_a_day(
+    redis_client: Redis,
+) -> None:
+    for n in range(5):
+        presence.record_guest(f"192.0.2.{n}")
+    assert redis_client.hlen(presence.key("history")) == 1
+
+
+def test_history_ignores_samples_older_than_a_day(
+    redis_client: Redis, server_now: Callable[[], float]
+) -> None:
+    minute = int(server_now()) // 60
+    old = minute - presence.HISTORY_MINUTES
+    redis_client.hset(presence.key("history"), str(old % 1440), f"{old}:9")
+    assert presence.history() == []
+
+
+def test_a_heartbeat_records_a_user_not_seen_recently() -> None:
+    assert presence.record_heartbeat(1, hidden=False, least_interval=30) is not None
+    assert presence.last_seen(1) is not None
+
+
+def test_a_heartbeat_soon_after_a_record_is_refused() -> None:
+    first = presence.record_user(1)
+    assert presence.record_heartbeat(1, hidden=False, least_interval=30) is None
+    assert presence.last_seen(1) == pytest.approx(first)
+
+
+def test_last_seen_many_reads_every_user_in_one_round_trip(
+    warm_scripts: None, redis_commands: CommandCounter
+) -> None:
+    presence.record_user(1)
+    presence.record_user(2, hidden=True)
+    redis_commands.commands.clear()
+    found = presence.last_seen_many([1, 2, 3])
+    assert redis_commands.commands == ["EVALSHA"]
+    assert set(found.seen) == {"1", "2"}
+    assert found.hidden == frozenset({"2"})
+
+
+def test_last_seen_many_reads_in_batches(
+    monkeypatch: pytest.MonkeyPatch, redis_commands: CommandCounter
+) -> None:
+    monkeypatch.setattr(presence, "LAST_SEEN_BATCH", 2)
+    for pk in range(5):
+        presence.record_user(pk)
+    redis_commands.commands.clear()
+    assert len(presence.last_seen_many(range(5)).seen) == 5
+    assert redis_commands.commands.count("EVALSHA") == 3
+
+
+def test_last_seen_many_of_nobody_still_knows_the_time(
+    server_now: Callable[[], float],
+) -> None:
+    found = presence.last_seen_many([])
+    assert found.seen == {}
+    assert found.now == pytest.approx(server_now(), abs=5)
+
+
+def test_forgetting_a_user_removes_them_from_both_sets(redis_client: Redis) -> None:
+    presence.record_user(1)
+    presence.record_user(2, hidden=True)
+    presence.forget_user(1)
+    presence.forget_user(2)
+    assert redis_client.zcard(presence.key("users")) == 0
+    assert redis_client.zcard(presence.key("hidden")) == 0
+
+
+@pytest.mark.parametrize("name", ["thread:42", "a", "x" * 100, "Forum.Help-2_b"])
+def test_valid_room_names(name: str) -> None:
+    assert presence.is_room_name(name)
+
+
+@pytest.mark.parametrize("name", ["", "x" * 101, "with space", "é", "a/b", "{tag}", 42])
+def test_invalid_room_names(name: object) -> None:
+    assert not presence.is_room_name(name)
+
+
+def test_room_keys_refuse_invalid_names() -> None:
+    with pytest.raises(ValueError, match="Not a room name"):
+        presence.key("users", "{evil}")
+
+
+def test_room_keys_share_the_sites_hash_tag(isolated_presence: str) -> None:
+    assert presence.key("users", "thread:1").startswith(f"{{{isolated_presence}}}:")
+
+
+def test_a_room_lists_only_its_own_visitors() -> None:
+    presence.record_in_room("thread:1", "users", "1")
+    presence.record_in_room("thread:2", "users", "2")
+    presence.record_in_room("thread:1", "guests", "192.0.2.1")
+    snapshot = presence.snapshot(limit=10, room="thread:1")
+    assert [m for m, _ in snapshot.users] == ["1"]
+    assert (snapshot.counts.users, snapshot.counts.guests) == (1, 1)
+
+
+def test_a_room_visit_does_not_touch_the_site_lists() -> None:
+    presence.record_in_room("thread:1", "users", "1")
+    assert presence.snapshot(limit=10).counts.total == 0
+
+
+def test_rooms_lists_rooms_in_use() -> None:
+    presence.record_in_room("thread:1", "users", "1")
+    presence.record_in_room("thread:2", "bots", "Googlebot")
+    assert sorted(presence.rooms()) == ["thread:1", "thread:2"]
+
+
+def test_a_new_room_beyond_the_most_rooms_is_refused(settings: SettingsWrapper) -> None:
+    settings.WHOS_ONLINE_MAX_ROOMS = 2
+    assert presence.record_in_room("a", "users", "1") is not None
+    assert presence.record_in_room("b", "users", "1") is not None
+    assert presence.record_in_room("c", "users", "1") is None
+    assert presence.record_in_room("a", "users", "2") is not None
+    assert sorted(presence.rooms()) == ["a", "b"]
+
+
+def test_a_room_gone_idle_makes_way_for_a_new_one(
+    settings: SettingsWrapper, redis_client: Redis, server_now: Callable[[], float]
+) -> None:
+    settings.WHOS_ONLINE_MAX_ROOMS = 1
+    presence.record_in_room("old", "users", "1")
+    redis_client.zadd(presence.key("rooms"), {"old": server_now() - 1000})
+    assert presence.record_in_room("new", "users", "1") is not None
+    assert presence.rooms() == ["new"]
+
+
+def test_room_sets_are_capped_like_the_site_sets(
+    settings: SettingsWrapper, redis_client: Redis
+) -> None:
+    settings.WHOS_ONLINE_MAX_MEMBERS = 2
+    for n in range(4):
+        presence.record_in_room("busy", "guests", f"192.0.2.{n}")
+    assert redis_client.zcard(presence.key("guests", "busy")) == 2
+
+
+def test_prune_covers_rooms_and_the_room_index(
+    redis_client: Redis, server_now: Callable[[], float]
+) -> None:
+    presence.record_in_room("thread:1", "users", "1")
+    stale = server_now() - 1000
+    redis_client.zadd(presence.key("users", "thread:1"), {"2": stale})
+    redis_client.zadd(presence.key("rooms"), {"thread:gone": stale})
+    removed = presence.prune()
+    assert removed["room:thread:1:users"] == 1
+    assert removed["rooms"] == 1
+    assert presence.rooms() == ["thread:1"]

@@ -6,8 +6,9 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from django.contrib.auth.models import User
-from django.template import engines
+from django.contrib.auth.models import AnonymousUser, User
+from django.template import TemplateSyntaxError, engines
+from django.test import RequestFactory
 from pytest_django import DjangoAssertNumQueries
 from pytest_django.fixtures import Settings as SettingsWrapper
 
@@ -156,3 +157,144 @@ def test_sites_can_override_the_template(
     settings.TEMPLATES = [{**settings.TEMPLATES[0], "DIRS": [tmp_path]}]
     presence.record_user(alice.pk)
     assert render() == "[alice]"
+
+
+def render_with(source: str, **context: object) -> str:
+    template = engines["django"].from_string("{% load whos_online %}" + source)
+    return template.render(context)
+
+
+def test_it_counts_hidden_users_and_bots(alice: User) -> None:
+    presence.record_user(alice.pk, hidden=True)
+    presence.record("bots", "Googlebot")
+    html = render()
+    assert "1 hidden" in html
+    assert "1 bot." in html
+    assert "alice" not in html
+
+
+def test_it_lists_bots_by_name() -> None:
+    presence.record("bots", "Googlebot")
+    assert "<span>Googlebot</span>" in render()
+
+
+def test_it_shows_the_most_ever_online(alice: User) -> None:
+    presence.record_user(alice.pk)
+    assert "Most users ever online was 1 on" in render()
+
+
+def test_a_room_widget_lists_the_room_only(alice: User, bob: User) -> None:
+    presence.record_user(alice.pk)
+    presence.record_in_room("thread:1", "users", str(bob.pk))
+    html = render('{% whos_online room="thread:1" %}')
+    assert "bob" in html
+    assert "alice" not in html
+    assert "Most users ever" not in html
+
+
+def test_refresh_adds_the_fragment_url_and_the_script() -> None:
+    html = render("{% whos_online refresh=30 %}")
+    assert 'data-whos-online-refresh="/whos-online/widget/"' in html
+    assert 'data-whos-online-seconds="30"' in html
+    assert "whos_online/refresh.js" in html
+
+
+def test_a_refreshing_room_widget_names_its_room_by_token() -> None:
+    html = render('{% whos_online room="thread:1" refresh=30 %}')
+    assert 'data-whos-online-refresh="/whos-online/widget/?room=' in html
+    assert "thread:1" not in html.split("data-whos-online-refresh=")[1].split('"')[1]
+
+
+def test_without_refresh_there_is_no_script() -> None:
+    assert "<script" not in render()
+
+
+def test_refresh_is_left_out_where_the_urls_are_not_included(
+    settings: SettingsWrapper,
+) -> None:
+    settings.ROOT_URLCONF = "tests.urls_without_whos_online"
+    html = render("{% whos_online refresh=30 %}")
+    assert "<script" not in html
+    assert "whos-online-widget" in html
+
+
+@pytest.mark.parametrize(
+    ("kind", "expected"),
+    [("total", "4"), ("users", "1"), ("hidden", "1"), ("guests", "1"), ("bots", "1")],
+)
+def test_online_count_counts_each_kind(
+    alice: User, bob: User, kind: str, expected: str
+) -> None:
+    presence.record_user(alice.pk)
+    presence.record_user(bob.pk, hidden=True)
+    presence.record_guest("192.0.2.1")
+    presence.record("bots", "Googlebot")
+    source = (
+        "{% online_count %}" if kind == "total" else f'{{% online_count "{kind}" %}}'
+    )
+    assert render(source) == expected
+
+
+def test_online_count_refuses_an_unknown_kind() -> None:
+    with pytest.raises(TemplateSyntaxError, match="online_count counts one of"):
+        render('{% online_count "admins" %}')
+
+
+def test_online_count_of_a_room(alice: User) -> None:
+    presence.record_in_room("thread:1", "users", str(alice.pk))
+    assert render('{% online_count "users" room="thread:1" %}') == "1"
+
+
+def test_presence_list_gives_status_and_last_seen_for_many_users(
+    alice: User, bob: User
+) -> None:
+    presence.record_user(alice.pk)
+    html = render_with(
+        "{% presence_list users as rows %}"
+        "{% for row in rows %}{{ row.user }}={{ row.status }};{% endfor %}",
+        users=[alice, bob],
+    )
+    assert html == "alice=online;bob=offline;"
+
+
+@pytest.mark.usefixtures("warm_scripts")
+def test_presence_list_is_one_round_trip(
+    django_user_model: type[User], redis_commands: CommandCounter
+) -> None:
+    users = [django_user_model.objects.create_user(f"user{n}") for n in range(20)]
+    redis_commands.commands.clear()
+    render_with("{% presence_list users as rows %}", users=users)
+    assert redis_commands.commands == ["EVALSHA"]
+
+
+def test_online_status_filter(alice: User) -> None:
+    presence.record_user(alice.pk)
+    assert render_with("{{ user|online_status }}", user=alice) == "online"
+
+
+def test_last_seen_filter_works_with_timesince(alice: User) -> None:
+    presence.record_user(alice.pk)
+    assert render_with("{{ user|last_seen|timesince }}", user=alice) == "0\xa0minutes"
+
+
+def test_last_seen_of_someone_never_seen_renders_empty(alice: User) -> None:
+    assert render_with("{{ user|last_seen|default:'never' }}", user=alice) == "never"
+
+
+def test_the_heartbeat_tag_renders_the_script_for_logged_in_users(
+    rf: RequestFactory, alice: User
+) -> None:
+    request = rf.get("/")
+    request.user = alice
+    html = render_with(
+        "{% whos_online_heartbeat %}", request=request, csrf_token="the-token"
+    )
+    assert 'data-whos-online-heartbeat="/whos-online/heartbeat/"' in html
+    assert 'data-whos-online-seconds="60"' in html
+    assert 'data-whos-online-csrf="the-token"' in html
+
+
+def test_the_heartbeat_tag_renders_nothing_for_guests(rf: RequestFactory) -> None:
+    request = rf.get("/")
+    request.user = AnonymousUser()
+    assert render_with("{% whos_online_heartbeat %}", request=request).strip() == ""

@@ -3,7 +3,10 @@ from __future__ import annotations
 from django.contrib.auth import get_user_model, login, logout
 from django.http import HttpRequest, HttpResponse
 from django.template import engines
-from django.urls import path
+from django.urls import include, path
+from django.views import View
+
+from whos_online.rooms import RoomMixin, records_room
 
 
 def page(request: HttpRequest) -> HttpResponse:
@@ -25,9 +28,45 @@ def log_out(request: HttpRequest) -> HttpResponse:
     return HttpResponse("logged out")
 
 
+@records_room("thread:{pk}")
+def thread(request: HttpRequest, pk: int) -> HttpResponse:
+    template = engines["django"].from_string(
+        "{% load whos_online %}{% whos_online room=room refresh=30 %}"
+    )
+    return HttpResponse(template.render({"room": f"thread:{pk}"}, request))
+
+
+@records_room("thread:{pk}")
+async def async_thread(request: HttpRequest, pk: int) -> HttpResponse:
+    return HttpResponse("an async thread")
+
+
+class Topic(RoomMixin, View):
+    room_name = "topic:{pk}"
+
+    def get(self, request: HttpRequest, pk: int) -> HttpResponse:
+        return HttpResponse("a topic")
+
+
+@records_room("not a room")
+def bad_room(request: HttpRequest) -> HttpResponse:
+    return HttpResponse("a page with a bad room name")
+
+
+@records_room("thread:{missing}")
+def unformattable_room(request: HttpRequest) -> HttpResponse:
+    return HttpResponse("a page whose room name does not format")
+
+
 urlpatterns = [
     path("", page),
     path("widget/", widget),
     path("login/<int:pk>/", log_in),
     path("logout/", log_out),
+    path("thread/<int:pk>/", thread),
+    path("async-thread/<int:pk>/", async_thread),
+    path("topic/<int:pk>/", Topic.as_view()),
+    path("bad-room/", bad_room),
+    path("unformattable-room/", unformattable_room),
+    path("whos-online/", include("whos_online.urls")),
 ]

@@ -28,8 +28,13 @@ View = TypeVar("View", bound=Callable[..., Any])
 TOKEN_SALT = "whos_online.room"
 
 
-def record_in_room(request: HttpRequest, room: str) -> None:
-    """Record the request's visitor in ``room``; never raises."""
+def record_in_room(request: HttpRequest, template: str, kwargs: dict[str, Any]) -> None:
+    """Record the request's visitor in the room ``template`` formatted with
+    ``kwargs``; a name that does not format or is invalid is logged, not raised."""
+    try:
+        room = template.format(**kwargs)
+    except (KeyError, IndexError, ValueError):
+        room = template
     if not presence.is_room_name(room):
         logger.warning("Who's online ignored an invalid room name %r.", room[:200])
         return
@@ -52,8 +57,7 @@ def records_room(name: str) -> Callable[[View], View]:
                 request: HttpRequest, *args: Any, **kwargs: Any
             ) -> HttpResponseBase:
                 response = await view(request, *args, **kwargs)
-                room = name.format(**kwargs)
-                await sync_to_async(record_in_room)(request, room)
+                await sync_to_async(record_in_room)(request, name, kwargs)
                 return response  # type: ignore[no-any-return]
 
             return async_wrapper  # type: ignore[return-value]
@@ -63,7 +67,7 @@ def records_room(name: str) -> Callable[[View], View]:
             request: HttpRequest, *args: Any, **kwargs: Any
         ) -> HttpResponseBase:
             response = view(request, *args, **kwargs)
-            record_in_room(request, name.format(**kwargs))
+            record_in_room(request, name, kwargs)
             return response  # type: ignore[no-any-return]
 
         return wrapper  # type: ignore[return-value]
@@ -72,18 +76,15 @@ def records_room(name: str) -> Callable[[View], View]:
 
 
 class RoomMixin:
-    """For class-based views: records each visitor in ``get_room_name()``."""
+    """For class-based views: records each visitor in ``room_name``,
+    formatted with the view's keyword arguments."""
 
     room_name: str = ""
-    request: HttpRequest
     kwargs: dict[str, Any]
-
-    def get_room_name(self) -> str:
-        return self.room_name.format(**self.kwargs)
 
     def dispatch(self, request: HttpRequest, *args: Any, **kwargs: Any) -> Any:
         response = super().dispatch(request, *args, **kwargs)  # type: ignore[misc]
-        record_in_room(request, self.get_room_name())
+        record_in_room(request, self.room_name, self.kwargs)
         return response
 
 

@@ -60,14 +60,6 @@ class Roster:
     shows_hidden: bool = False
 
     @property
-    def user_count(self) -> int:
-        return self.counts.users
-
-    @property
-    def guest_count(self) -> int:
-        return self.counts.guests
-
-    @property
     def total(self) -> int:
         return self.counts.total
 

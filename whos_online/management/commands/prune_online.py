@@ -2,18 +2,17 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.core.exceptions import ImproperlyConfigured
-from django.core.management.base import BaseCommand, CommandError, CommandParser
-from redis.exceptions import RedisError
+from django.core.management.base import BaseCommand, CommandParser
 
 from whos_online import presence
-from whos_online.conf import conf
+from whos_online.management.base import redis_failure_is_a_command_error
 
 
 class Command(BaseCommand):
     help = (
-        "Remove visitors last seen before the who's-online window from Redis. "
-        "Reads never show them anyway; pruning frees their memory. Run it from cron."
+        "Remove visitors last seen before the who's-online window from Redis, "
+        "rooms included. Reads never show them anyway; pruning frees their "
+        "memory. Run it from cron."
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
@@ -24,13 +23,8 @@ class Command(BaseCommand):
         )
 
     def handle(self, *args: Any, dry_run: bool, verbosity: int, **options: Any) -> None:
-        try:
+        with redis_failure_is_a_command_error("prune who's online"):
             removed = presence.prune(dry_run=dry_run)
-        except (RedisError, ImproperlyConfigured) as exc:
-            raise CommandError(
-                f"Could not prune who's online: Redis (cache alias "
-                f"{conf.CACHE_ALIAS!r}) failed with {type(exc).__name__}: {exc}"
-            ) from exc
         verb = "Would remove" if dry_run else "Removed"
         if verbosity >= 1:
             total = sum(removed.values())

@@ -1,0 +1,36 @@
+"""python manage.py reset_online_record"""
+
+from __future__ import annotations
+
+from io import StringIO
+
+import pytest
+from django.core.management import CommandError, call_command
+
+from whos_online import presence
+
+
+def reset(*args: str) -> str:
+    out = StringIO()
+    call_command("reset_online_record", *args, stdout=out)
+    return out.getvalue()
+
+
+def test_it_forgets_the_record() -> None:
+    presence.record_user(1)
+    assert reset() == "The record was reset.\n"
+    assert presence.most_ever_online() is None
+
+
+def test_it_says_when_there_was_no_record() -> None:
+    assert reset() == "There was no record to reset.\n"
+
+
+def test_verbosity_0_prints_nothing() -> None:
+    assert reset("--verbosity", "0") == ""
+
+
+@pytest.mark.usefixtures("unreachable_redis")
+def test_redis_unreachable_is_a_command_error() -> None:
+    with pytest.raises(CommandError, match="Could not reset the record"):
+        reset()

@@ -1,0 +1,193 @@
+"""The JSON, fragment and heartbeat endpoints, and who may read what."""
+
+from __future__ import annotations
+
+import pytest
+from django.contrib.auth.models import User
+from django.test import Client
+from pytest_django.fixtures import Settings as SettingsWrapper
+
+from whos_online import presence
+from whos_online.rooms import room_token
+
+pytestmark = pytest.mark.django_db
+
+JSON = "/whos-online/online.json"
+FRAGMENT = "/whos-online/widget/"
+HEARTBEAT = "/whos-online/heartbeat/"
+
+
+@pytest.fixture
+def staff(django_user_model: type[User]) -> User:
+    return django_user_model.objects.create_user("staff", is_staff=True)
+
+
+@pytest.fixture
+def everyone(alice: User, bob: User) -> None:
+    """alice visible, bob hidden, one guest and one bot online."""
+    presence.record_user(alice.pk)
+    presence.record_user(bob.pk, hidden=True)
+    presence.record_guest("192.0.2.77")
+    presence.record("bots", "Googlebot")
+
+
+@pytest.mark.usefixtures("everyone")
+def test_json_has_the_counts_the_visible_users_and_the_window(browser: Client) -> None:
+    data = browser.get(JSON).json()
+    assert data["counts"] == {
+        "users": 1,
+        "hidden": 1,
+        "guests": 1,
+        "bots": 1,
+        "total": 4,
+    }
+    assert [user["name"] for user in data["users"]] == ["alice"]
+    assert data["bots"] == ["Googlebot"]
+    assert data["window"] == 900
+    assert data["record"]["count"] == 3
+
+
+@pytest.mark.usefixtures("everyone")
+@pytest.mark.parametrize("url", [JSON, FRAGMENT])
+def test_no_endpoint_ever_shows_a_guest_address(
+    browser: Client, staff: User, url: str
+) -> None:
+    assert b"192.0.2.77" not in browser.get(url).content
+    browser.force_login(staff)
+    assert b"192.0.2.77" not in browser.get(url).content
+
+
+@pytest.mark.usefixtures("everyone")
+@pytest.mark.parametrize("url", [JSON, FRAGMENT])
+def test_hidden_users_are_not_listed_to_users(
+    browser: Client, alice: User, url: str
+) -> None:
+    browser.force_login(alice)
+    assert b"bob" not in browser.get(url).content
+
+
+@pytest.mark.usefixtures("everyone")
+def test_hidden_users_are_listed_to_staff(browser: Client, staff: User) -> None:
+    browser.force_login(staff)
+    users = browser.get(JSON).json()["users"]
+    assert {"name": "bob", "url": None, "hidden": True} in users
+
+
+@pytest.mark.usefixtures("everyone")
+def test_the_fragment_is_the_widget(browser: Client) -> None:
+    response = browser.get(FRAGMENT)
+    assert response.status_code == 200
+    assert b'class="whos-online-widget"' in response.content
+    assert b"alice" in response.content
+
+
+@pytest.mark.parametrize("url", [JSON, FRAGMENT])
+def test_an_unchanged_list_costs_a_304(browser: Client, alice: User, url: str) -> None:
+    presence.record_user(alice.pk)
+    browser.get("/")  # the poller itself is online already
+    etag = browser.get(url)["ETag"]
+    response = browser.get(url, HTTP_IF_NONE_MATCH=etag)
+    assert response.status_code == 304
+    assert response.content == b""
+
+
+def test_a_changed_list_gets_a_new_etag(
+    browser: Client, alice: User, bob: User
+) -> None:
+    presence.record_user(alice.pk)
+    browser.get("/")
+    etag = browser.get(JSON)["ETag"]
+    presence.record_user(bob.pk)
+    response = browser.get(JSON, HTTP_IF_NONE_MATCH=etag)
+    assert response.status_code == 200
+    assert response["ETag"] != etag
+
+
+@pytest.mark.parametrize("url", [JSON, FRAGMENT])
+def test_responses_are_private_and_vary_on_the_cookie(
+    browser: Client, url: str
+) -> None:
+    response = browser.get(url)
+    assert "Cookie" in response["Vary"]
+    assert "private" in response["Cache-Control"]
+
+
+@pytest.mark.parametrize("url", [JSON, FRAGMENT])
+def test_anonymous_visitors_are_refused_when_the_setting_says_so(
+    browser: Client, settings: SettingsWrapper, alice: User, url: str
+) -> None:
+    settings.WHOS_ONLINE_ANONYMOUS_CAN_VIEW = False
+    assert browser.get(url).status_code == 403
+    browser.force_login(alice)
+    assert browser.get(url).status_code == 200
+
+
+@pytest.mark.parametrize("url", [JSON, FRAGMENT])
+def test_the_endpoints_answer_only_get(browser: Client, url: str) -> None:
+    assert browser.post(url).status_code == 405
+
+
+def test_a_room_is_read_with_its_token(browser: Client, alice: User, bob: User) -> None:
+    browser.force_login(alice)
+    presence.record_in_room("thread:1", "users", str(bob.pk))
+    data = browser.get(JSON, {"room": room_token("thread:1", alice)}).json()
+    assert [user["name"] for user in data["users"]] == ["bob"]
+
+
+@pytest.mark.parametrize("url", [JSON, FRAGMENT])
+def test_a_room_named_by_the_client_is_refused(browser: Client, url: str) -> None:
+    assert browser.get(url, {"room": "thread:1"}).status_code == 400
+
+
+@pytest.mark.usefixtures("unreachable_redis")
+def test_with_redis_unreachable_json_says_unavailable(browser: Client) -> None:
+    response = browser.get(JSON)
+    assert response.status_code == 200
+    assert response.json()["available"] is False
+
+
+def test_a_heartbeat_records_the_user(browser: Client, alice: User) -> None:
+    browser.force_login(alice)
+    assert browser.post(HEARTBEAT).status_code == 204
+    assert presence.last_seen(alice.pk) is not None
+
+
+def test_a_heartbeat_records_a_hidden_user_as_hidden(
+    browser: Client, django_user_model: type[User], settings: SettingsWrapper
+) -> None:
+    settings.WHOS_ONLINE_IS_HIDDEN = "tests.hiding.is_ghost"
+    ghost = django_user_model.objects.create_user("ghost")
+    browser.force_login(ghost)
+    browser.post(HEARTBEAT)
+    assert presence.snapshot(limit=0).counts.hidden == 1
+
+
+def test_heartbeats_are_rate_limited_per_user(browser: Client, alice: User) -> None:
+    browser.force_login(alice)
+    browser.post(HEARTBEAT)
+    response = browser.post(HEARTBEAT)
+    assert response.status_code == 429
+    assert response["Retry-After"] == "30"
+
+
+def test_a_heartbeat_needs_a_logged_in_user(browser: Client) -> None:
+    assert browser.post(HEARTBEAT).status_code == 403
+
+
+def test_a_heartbeat_needs_post(browser: Client, alice: User) -> None:
+    browser.force_login(alice)
+    assert browser.get(HEARTBEAT).status_code == 405
+
+
+def test_a_heartbeat_needs_the_csrf_token(alice: User) -> None:
+    client = Client(enforce_csrf_checks=True)
+    client.force_login(alice)
+    assert client.post(HEARTBEAT).status_code == 403
+
+
+@pytest.mark.usefixtures("unreachable_redis")
+def test_with_redis_unreachable_a_heartbeat_is_a_503(
+    browser: Client, alice: User
+) -> None:
+    browser.force_login(alice)
+    assert browser.post(HEARTBEAT).status_code == 503

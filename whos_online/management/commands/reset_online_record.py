@@ -1,0 +1,20 @@
+from __future__ import annotations
+
+from typing import Any
+
+from django.core.management.base import BaseCommand
+
+from whos_online import presence
+from whos_online.management.base import redis_failure_is_a_command_error
+
+
+class Command(BaseCommand):
+    help = 'Forget "most users ever online"; the next visit starts a new record.'
+
+    def handle(self, *args: Any, verbosity: int, **options: Any) -> None:
+        with redis_failure_is_a_command_error("reset the record"):
+            existed = presence.reset_most_ever_online()
+        if verbosity >= 1:
+            self.stdout.write(
+                "The record was reset." if existed else "There was no record to reset."
+            )
