@@ -252,7 +252,7 @@ def test_an_expired_guard_counts_as_absent(
     browser: Client, redis_commands: CommandCounter
 ) -> None:
     expired = str(int(time.time()) - 1)
-    mac = guard._mac(expired, "g", "127.0.0.1", "")
+    mac = guard._mac(guard.guard_config(), expired, "g", "127.0.0.1", "")
     browser.cookies[GUARD] = f"{expired}.g.{mac}"
     browser.get("/")
     assert "EVALSHA" in redis_commands.commands
@@ -381,3 +381,20 @@ def test_a_bot_is_recorded_once_per_guard_period_without_cookies(
     for _ in range(5):
         Client().get("/", HTTP_USER_AGENT=GOOGLEBOT)
     assert redis_commands.commands.count("EVALSHA") == 1
+
+
+def test_the_guard_cookie_name_follows_the_setting(
+    browser: Client, settings: SettingsWrapper
+) -> None:
+    settings.WHOS_ONLINE_GUARD_COOKIE_NAME = "seen"
+    assert "seen" in browser.get("/").cookies
+
+
+def test_rotating_the_secret_key_voids_every_guard(
+    browser: Client, settings: SettingsWrapper, redis_commands: CommandCounter
+) -> None:
+    browser.get("/")
+    settings.SECRET_KEY = "a-new-secret"
+    redis_commands.commands.clear()
+    browser.get("/")
+    assert "EVALSHA" in redis_commands.commands

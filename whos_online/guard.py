@@ -1,21 +1,24 @@
 """The guard cookie: proof that a visitor was recorded a moment ago.
 
 While a valid guard is present the middleware sends nothing to Redis and
-does not touch the session or the user. The guard is a signed
-``"<expires>.<kind>.<mac>"`` whose MAC covers the visitor's session cookie
-(and, for a guest, the address), so it holds only for the identity it was
-issued to: logging in or out changes the session key, and with it the guard
-is void. A guard that does not verify, for whatever reason, counts as absent.
+does not touch the session or the user. The guard is ``"<expires>.<kind>.<mac>"``
+whose MAC (keyed BLAKE2b, with a key derived from ``SECRET_KEY``) covers the
+visitor's session cookie and, for a guest, the address, so it holds only
+for the identity it was issued to: logging in or out changes the session
+key, and with it the guard is void. A guard that does not verify, for
+whatever reason, counts as absent.
+
+This is the hot path of every request, so what it needs from settings is
+read once and cached until a setting changes.
 """
 
 from __future__ import annotations
 
-import base64
 import functools
 import hashlib
 import hmac
 import time
-from typing import Literal
+from dataclasses import dataclass
 
 from django.conf import settings
 from django.http import HttpRequest, HttpResponseBase
@@ -23,15 +26,33 @@ from django.http import HttpRequest, HttpResponseBase
 from whos_online.addresses import client_address
 from whos_online.conf import conf
 
-GuardKind = Literal["u", "g"]
-
 # Longer than any guard we write; a bigger cookie is not looked at.
 MAX_GUARD_LENGTH = 64
 
 
+@dataclass(frozen=True)
+class GuardConfig:
+    cookie_name: str
+    session_cookie_name: str
+    key: bytes
+
+
+@functools.cache
+def guard_config() -> GuardConfig:
+    """Cleared by ``signals.forget_cached_settings`` when a setting changes."""
+    return GuardConfig(
+        cookie_name=conf.GUARD_COOKIE_NAME,
+        session_cookie_name=settings.SESSION_COOKIE_NAME,
+        key=hashlib.blake2b(
+            settings.SECRET_KEY.encode(), person=b"whos_online.grd", digest_size=32
+        ).digest(),
+    )
+
+
 def is_guarded(request: HttpRequest) -> bool:
     """Whether the request carries a valid guard for the current visitor."""
-    raw = request.COOKIES.get(conf.GUARD_COOKIE_NAME)
+    config = guard_config()
+    raw = request.COOKIES.get(config.cookie_name)
     if not raw or len(raw) > MAX_GUARD_LENGTH:
         return False
     expires, _, rest = raw.partition(".")
@@ -44,8 +65,8 @@ def is_guarded(request: HttpRequest) -> bool:
         address = client_address(request.META) or ""
     else:
         return False
-    expected = _mac(expires, kind, address, _session_key(request))
-    return hmac.compare_digest(expected, mac)
+    session_key = _session_key(request, config)
+    return hmac.compare_digest(_mac(config, expires, kind, address, session_key), mac)
 
 
 def set_guard(
@@ -55,11 +76,13 @@ def set_guard(
     seconds = conf.GUARD_SECONDS
     if seconds <= 0:
         return
+    config = guard_config()
     expires = str(int(time.time()) + seconds)
-    kind: GuardKind = "u" if guest_address is None else "g"
-    mac = _mac(expires, kind, guest_address or "", _session_key(request))
+    kind = "u" if guest_address is None else "g"
+    session_key = _session_key(request, config)
+    mac = _mac(config, expires, kind, guest_address or "", session_key)
     response.set_cookie(
-        conf.GUARD_COOKIE_NAME,
+        config.cookie_name,
         f"{expires}.{kind}.{mac}",
         max_age=seconds,
         path=settings.SESSION_COOKIE_PATH,
@@ -70,7 +93,7 @@ def set_guard(
     )
 
 
-def _session_key(request: HttpRequest) -> str:
+def _session_key(request: HttpRequest, config: GuardConfig) -> str:
     """The session key the browser holds, or will hold after this response.
 
     Reading ``modified`` loads nothing; only a session this request changed
@@ -79,15 +102,11 @@ def _session_key(request: HttpRequest) -> str:
     session = getattr(request, "session", None)
     if session is not None and session.modified:
         return session.session_key or ""
-    return request.COOKIES.get(settings.SESSION_COOKIE_NAME, "")
+    return request.COOKIES.get(config.session_cookie_name, "")
 
 
-def _mac(expires: str, kind: str, address: str, session_key: str) -> str:
+def _mac(
+    config: GuardConfig, expires: str, kind: str, address: str, session_key: str
+) -> str:
     message = f"{expires}|{kind}|{address}|{session_key}".encode()
-    digest = hmac.new(_signing_key(settings.SECRET_KEY), message, hashlib.sha256)
-    return base64.urlsafe_b64encode(digest.digest()[:16]).rstrip(b"=").decode()
-
-
-@functools.cache
-def _signing_key(secret: str) -> bytes:
-    return hashlib.sha256(b"whos_online.guard:" + secret.encode()).digest()
+    return hashlib.blake2b(message, key=config.key, digest_size=16).hexdigest()

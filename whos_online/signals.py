@@ -14,11 +14,16 @@ def forget_logged_out_user(*, user: Any = None, **kwargs: Any) -> None:
         breaker.call(lambda: presence.forget_user(user.pk), None)
 
 
+# Django settings that something cached by the app was derived from.
+WATCHED_SETTINGS = {"CACHES", "SECRET_KEY", "SESSION_COOKIE_NAME"}
+
+
 def forget_cached_settings(*, setting: str, **kwargs: Any) -> None:
     """Drop what was derived from settings, so ``override_settings`` takes effect."""
-    if setting.startswith("WHOS_ONLINE_") or setting == "CACHES":
-        from whos_online import connection, visitors
+    if setting.startswith("WHOS_ONLINE_") or setting in WATCHED_SETTINGS:
+        from whos_online import connection, guard, visitors
 
         connection.get_client.cache_clear()
         presence._script.cache_clear()
         visitors._import.cache_clear()
+        guard.guard_config.cache_clear()
