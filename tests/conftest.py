@@ -15,6 +15,7 @@ from whos_online import presence
 from whos_online.bots import throttle
 from whos_online.connection import get_client
 from whos_online.failsafe import breaker
+from whos_online.privacy import salts
 
 
 @pytest.fixture(autouse=True)
@@ -28,6 +29,7 @@ def isolated_presence(settings: SettingsWrapper) -> Iterator[str]:
     settings.WHOS_ONLINE_KEY_PREFIX = prefix
     breaker.reset()
     throttle.reset()
+    salts.reset()
     yield prefix
     client: Redis = get_redis_connection("default")
     for name in client.scan_iter(match=f"{{{prefix}}}:*", count=1000):

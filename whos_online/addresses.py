@@ -45,6 +45,12 @@ def normalise(raw: object) -> str | None:
     return address.compressed
 
 
+def truncate(address: str) -> str:
+    """The /24 network of an IPv4 address, or the /48 of an IPv6 one."""
+    prefix = 24 if ":" not in address else 48
+    return ipaddress.ip_network(f"{address}/{prefix}", strict=False)[0].compressed
+
+
 def client_address(meta: Mapping[str, object]) -> str | None:
     """The address of the client that sent a request with this ``META``."""
     remote = normalise(meta.get("REMOTE_ADDR"))

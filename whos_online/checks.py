@@ -212,6 +212,10 @@ SETTING_RULES: dict[str, tuple[Callable[[Any], bool], str]] = {
     "MAX_MEMBERS": (lambda v: _is_whole(v, 1), "a whole number, at least 1"),
     "PROXY_COUNT": (lambda v: _is_whole(v, 0), "a whole number, 0 or more"),
     "TRUSTED_PROXIES": (_are_networks, "a list of networks such as '10.0.0.0/8'"),
+    "GUEST_ADDRESSES": (
+        lambda v: v in ("full", "truncated", "hashed"),
+        'one of "full", "truncated" or "hashed"',
+    ),
     "SOCKET_TIMEOUT": (_is_timeout, "a positive number of seconds, or None"),
     "FAILURE_BACKOFF": (lambda v: _is_number(v, 0), "a number of seconds, 0 or more"),
     "AWAY_AFTER": (lambda v: _is_whole(v, 1), "a whole number of seconds, at least 1"),

@@ -54,6 +54,11 @@ class Settings:
         return getattr(settings, "WHOS_ONLINE_TRUSTED_PROXIES", [])
 
     @property
+    def GUEST_ADDRESSES(self) -> str:
+        """How guest addresses are stored: "full", "truncated" or "hashed"."""
+        return getattr(settings, "WHOS_ONLINE_GUEST_ADDRESSES", "full")
+
+    @property
     def SOCKET_TIMEOUT(self) -> float | None:
         """Connect and read timeout, in seconds, for presence commands."""
         return getattr(settings, "WHOS_ONLINE_SOCKET_TIMEOUT", 0.25)

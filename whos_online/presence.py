@@ -25,6 +25,7 @@ from typing import Any, Literal
 from redis import Redis
 from redis.commands.core import Script
 
+from whos_online import privacy
 from whos_online.conf import conf
 from whos_online.connection import get_client
 
@@ -155,6 +156,12 @@ return {now, redis.call('ZMSCORE', KEYS[1], unpack(members)),
 # Lua's unpack() is limited by its C stack; ask for this many users at a time.
 LAST_SEEN_BATCH = 1000
 
+# KEYS: the salt key. ARGV: a new salt, its lifetime in seconds.
+_SALT = """
+redis.call('SET', KEYS[1], ARGV[1], 'NX', 'EX', ARGV[2])
+return redis.call('GET', KEYS[1])
+"""
+
 # KEYS: the history hash. ARGV: window (unused but for the clock).
 _HISTORY = (
     _CLOCK
@@ -263,6 +270,7 @@ def record_heartbeat(
 
 
 def _record(kind: Kind, member: str, least_interval: float) -> float | None:
+    member = _stored(kind, member)
     keys = [key(kind), key(_other_set(kind))]
     if kind in PEOPLE:
         keys += [key("record"), key("history"), *(key(k) for k in PEOPLE)]
@@ -283,13 +291,25 @@ def record_in_room(room: str, kind: Kind, member: str) -> float | None:
     keys = [key("rooms"), key(kind, room), key(_other_set(kind), room)]
     args: list[str | int | float] = [
         conf.WINDOW,
-        member,
+        _stored(kind, member),
         conf.MAX_MEMBERS,
         room,
         conf.MAX_ROOMS,
     ]
     now = _run(_RECORD_IN_ROOM, keys, args)
     return None if now is None else float(now)
+
+
+def _stored(kind: Kind, member: str) -> str:
+    """Guests are stored as ``WHOS_ONLINE_GUEST_ADDRESSES`` says."""
+    if kind != "guests":
+        return member
+    return privacy.stored_address(member, _guest_salt)
+
+
+def _guest_salt(candidate: str, seconds: int) -> bytes:
+    salt: bytes = _run(_SALT, [key("salt")], [candidate, seconds])
+    return salt
 
 
 def _other_set(kind: Kind) -> Kind:

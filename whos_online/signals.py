@@ -21,9 +21,10 @@ WATCHED_SETTINGS = {"CACHES", "SECRET_KEY", "SESSION_COOKIE_NAME"}
 def forget_cached_settings(*, setting: str, **kwargs: Any) -> None:
     """Drop what was derived from settings, so ``override_settings`` takes effect."""
     if setting.startswith("WHOS_ONLINE_") or setting in WATCHED_SETTINGS:
-        from whos_online import connection, guard, visitors
+        from whos_online import connection, guard, privacy, visitors
 
         connection.get_client.cache_clear()
         presence._script.cache_clear()
         visitors._import.cache_clear()
         guard.guard_config.cache_clear()
+        privacy.salts.reset()

@@ -1,0 +1,106 @@
+"""How guest addresses are stored: full, truncated or hashed."""
+
+from __future__ import annotations
+
+import pytest
+from django.test import Client
+from pytest_django.fixtures import Settings as SettingsWrapper
+from redis import Redis
+
+from whos_online import presence
+from whos_online.addresses import truncate
+from whos_online.privacy import SALT_SECONDS, salts
+
+pytestmark = pytest.mark.django_db
+
+
+def guests(redis_client: Redis) -> list[str]:
+    found: list[bytes] = redis_client.zrange(presence.key("guests"), 0, -1)  # type: ignore[assignment]
+    return [member.decode() for member in found]
+
+
+@pytest.fixture
+def hashed(settings: SettingsWrapper) -> None:
+    settings.WHOS_ONLINE_GUEST_ADDRESSES = "hashed"
+
+
+def test_addresses_are_stored_in_full_by_default(redis_client: Redis) -> None:
+    presence.record_guest("203.0.113.7")
+    assert guests(redis_client) == ["203.0.113.7"]
+
+
+@pytest.mark.parametrize(
+    ("address", "network"),
+    [
+        ("203.0.113.7", "203.0.113.0"),
+        ("2001:db8:1:2:3:4:5:6", "2001:db8:1::"),
+        ("::1", "::"),
+    ],
+)
+def test_truncation_keeps_the_24_or_48_network(address: str, network: str) -> None:
+    assert truncate(address) == network
+
+
+def test_truncated_guests_of_one_network_count_as_one(
+    settings: SettingsWrapper, redis_client: Redis
+) -> None:
+    settings.WHOS_ONLINE_GUEST_ADDRESSES = "truncated"
+    presence.record_guest("203.0.113.7")
+    presence.record_guest("203.0.113.8")
+    presence.record_guest("198.51.100.1")
+    assert sorted(guests(redis_client)) == ["198.51.100.0", "203.0.113.0"]
+
+
+@pytest.mark.usefixtures("hashed")
+def test_hashed_guests_are_stored_without_the_address(redis_client: Redis) -> None:
+    presence.record_guest("203.0.113.7")
+    (member,) = guests(redis_client)
+    assert member.startswith("h:") and len(member) == 26
+    assert "203" not in member
+
+
+@pytest.mark.usefixtures("hashed")
+def test_a_hashed_guest_counts_once(redis_client: Redis) -> None:
+    presence.record_guest("203.0.113.7")
+    presence.record_guest("203.0.113.7")
+    presence.record_guest("203.0.113.8")
+    assert len(guests(redis_client)) == 2
+
+
+@pytest.mark.usefixtures("hashed")
+def test_the_salt_lives_in_redis_for_a_day(redis_client: Redis) -> None:
+    presence.record_guest("203.0.113.7")
+    assert 0 < redis_client.ttl(presence.key("salt")) <= SALT_SECONDS
+
+
+@pytest.mark.usefixtures("hashed")
+def test_a_new_salt_gives_new_hashes(redis_client: Redis) -> None:
+    presence.record_guest("203.0.113.7")
+    redis_client.delete(presence.key("salt"))
+    salts.reset()
+    presence.record_guest("203.0.113.7")
+    assert len(guests(redis_client)) == 2
+
+
+@pytest.mark.usefixtures("hashed")
+def test_processes_share_the_salt(redis_client: Redis) -> None:
+    presence.record_guest("203.0.113.7")
+    salts.reset()  # as if another process
+    presence.record_guest("203.0.113.7")
+    assert len(guests(redis_client)) == 1
+
+
+@pytest.mark.usefixtures("hashed")
+def test_rooms_store_guests_the_same_way(redis_client: Redis) -> None:
+    presence.record_in_room("thread:1", "guests", "203.0.113.7")
+    found: list[bytes] = redis_client.zrange(presence.key("guests", "thread:1"), 0, -1)  # type: ignore[assignment]
+    assert found[0].startswith(b"h:")
+
+
+@pytest.mark.usefixtures("hashed")
+def test_the_guard_still_spares_a_hashed_guest(redis_client: Redis) -> None:
+    browser = Client()
+    browser.get("/", REMOTE_ADDR="203.0.113.7")
+    browser.get("/", REMOTE_ADDR="203.0.113.7")
+    browser.get("/", REMOTE_ADDR="203.0.113.9")
+    assert len(guests(redis_client)) == 2
