@@ -8,13 +8,14 @@ PORT ?= 8000
 # A database number of its own on the real server, for `make test-redis`.
 TEST_REDIS_URL ?= redis://127.0.0.1:6379/13
 
-.PHONY: help install demo test test-redis test-django42 lint wheel-check bench clean
+.PHONY: help install demo test test-redis test-django42 test-browser lint wheel-check bench clean
 
 help:
 	@echo "make demo          serve the example project on http://127.0.0.1:$(PORT)"
 	@echo "make test          run the whole test suite (in-process fakeredis)"
 	@echo "make test-redis    the same suite against a real Redis at $(TEST_REDIS_URL)"
 	@echo "make test-django42 the suite on Django 4.2 LTS with django-redis 6"
+	@echo "make test-browser  the demo in headless Chromium (needs apt-get install chromium)"
 	@echo "make lint          ruff and mypy --strict"
 	@echo "make wheel-check   build the wheel and check what it ships"
 	@echo "make bench         run the benchmarks and write docs/benchmarks/"
@@ -46,6 +47,12 @@ test-redis: install
 
 test-django42: .venv-django42/.installed
 	.venv-django42/bin/python -m pytest $(PYTEST_ARGS)
+
+# Serves the example project and drives Debian's Chromium through Playwright.
+# REQUIRE_BROWSER makes a missing Chromium or Playwright an error, not a skip.
+test-browser: install
+	$(BIN)/python -m pip install --quiet -r requirements/browser.txt
+	REQUIRE_BROWSER=1 $(BIN)/python -m pytest -m browser -p no:cov tests/test_browser.py $(PYTEST_ARGS)
 
 lint: install
 	$(BIN)/ruff check .

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+from django.contrib import admin
 from django.contrib.auth import get_user_model, login, logout
 from django.http import HttpRequest, HttpResponse
 from django.template import engines
@@ -69,4 +70,5 @@ urlpatterns = [
     path("bad-room/", bad_room),
     path("unformattable-room/", unformattable_room),
     path("whos-online/", include("whos_online.urls")),
+    path("admin/", admin.site.urls),
 ]

@@ -71,6 +71,8 @@ def _positions(cls: type) -> list[int]:
 
 
 def check_cache(**kwargs: Any) -> list[CheckMessage]:
+    if conf.CONNECTION_FACTORY is not None:
+        return []  # the cache alias is not used
     alias = cast(object, conf.CACHE_ALIAS)
     if not isinstance(alias, str):
         return []  # reported by check_settings
@@ -230,6 +232,10 @@ SETTING_RULES: dict[str, tuple[Callable[[Any], bool], str]] = {
     ),
     "DETECT_BOTS": (lambda v: isinstance(v, bool), "True or False"),
     "ANONYMOUS_CAN_VIEW": (lambda v: isinstance(v, bool), "True or False"),
+    "CONNECTION_FACTORY": (
+        lambda v: v is None or _is_name(v),
+        "None or the dotted path of a function returning a Redis client",
+    ),
 }
 
 

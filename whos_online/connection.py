@@ -2,8 +2,10 @@
 
 Presence data never goes through the pickling cache API: the app borrows the
 raw client of a Django cache alias whose backend is django-redis or Django's
-own ``RedisCache``, and gives it short timeouts of its own so that a slow
-Redis delays a page by a fraction of a second at most.
+own ``RedisCache`` (a Sentinel-backed django-redis alias included), and gives
+it short timeouts of its own so that a slow Redis delays a page by a fraction
+of a second at most. Where no cache alias can serve, such as Redis Cluster,
+``WHOS_ONLINE_CONNECTION_FACTORY`` names a function that builds the client.
 """
 
 from __future__ import annotations
@@ -14,7 +16,9 @@ from typing import Any
 from django.core.cache import BaseCache, caches
 from django.core.cache.backends.redis import RedisCache as DjangoRedisCache
 from django.core.exceptions import ImproperlyConfigured
+from django.utils.module_loading import import_string
 from redis import ConnectionPool, Redis
+from redis.sentinel import SentinelConnectionPool
 
 from whos_online.conf import conf
 
@@ -34,9 +38,20 @@ def is_redis_backend(backend: BaseCache) -> bool:
 
 @functools.cache
 def get_client() -> Redis:
-    """The client for the configured alias; cached until a setting changes."""
+    """The client for the configured alias, or the one the connection factory
+    builds; cached until a setting changes."""
+    factory = conf.CONNECTION_FACTORY
+    if factory is not None:
+        return _client_of_factory(factory)
     client = _client_of_cache(conf.CACHE_ALIAS)
     return _with_timeout(client, conf.SOCKET_TIMEOUT)
+
+
+def _client_of_factory(path: str) -> Redis:
+    """What the function at ``path`` returns, used as it is: it sets its own
+    timeouts. A ``redis.cluster.RedisCluster`` serves like a ``Redis``."""
+    client: Redis = import_string(path)()
+    return client
 
 
 def _client_of_cache(alias: str) -> Redis:
@@ -52,21 +67,45 @@ def _client_of_cache(alias: str) -> Redis:
     )
 
 
+# What redis-py's pool remembers of its first settings, to return to after a
+# maintenance notification; a copy must not return to the cache's timeouts.
+_ORIGINALS = ("orig_host_address", "orig_socket_timeout", "orig_socket_connect_timeout")
+
+
 def _with_timeout(client: Redis, timeout: float | None) -> Redis:
     """A client on a pool of its own whose connections time out after ``timeout``.
 
-    Only a plain ``ConnectionPool`` can be copied faithfully; any other pool
-    (Sentinel, a site's own subclass) is used as it is, with its own timeouts.
+    Only a plain ``ConnectionPool`` and a ``SentinelConnectionPool`` (which
+    keeps asking the same Sentinels for the master) can be copied faithfully;
+    any other pool (a site's own subclass) is used as it is, with its own
+    timeouts.
     """
     pool = client.connection_pool
-    if timeout is None or type(pool) is not ConnectionPool:
+    if timeout is None or type(pool) not in (ConnectionPool, SentinelConnectionPool):
         return client
     kwargs: dict[str, Any] = {**pool.connection_kwargs, "socket_timeout": timeout}
+    for name in _ORIGINALS:  # so that the copy remembers its own timeouts
+        kwargs.pop(name, None)
     if "path" not in kwargs:  # Unix sockets have no connect timeout
         kwargs["socket_connect_timeout"] = timeout
-    own_pool = ConnectionPool(
-        connection_class=pool.connection_class,
-        max_connections=pool.max_connections,
+    kwargs.update(
+        connection_class=pool.connection_class, max_connections=pool.max_connections
+    )
+    if isinstance(pool, SentinelConnectionPool):
+        return Redis(connection_pool=_sentinel_pool(pool, kwargs))
+    return Redis(connection_pool=ConnectionPool(**kwargs))
+
+
+def _sentinel_pool(
+    pool: SentinelConnectionPool, kwargs: dict[str, Any]
+) -> SentinelConnectionPool:
+    """A copy of ``pool`` with ``kwargs``, asking the same Sentinels for the
+    same service; its connections find the master again after a failover."""
+    kwargs.pop("connection_pool")  # the old pool's own link to the Sentinels
+    return SentinelConnectionPool(  # type: ignore[no-untyped-call]
+        pool.service_name,
+        pool.sentinel_manager,
+        is_master=pool.is_master,
+        check_connection=pool.check_connection,
         **kwargs,
     )
-    return Redis(connection_pool=own_pool)

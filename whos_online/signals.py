@@ -22,7 +22,9 @@ def forget_cached_settings(*, setting: str, **kwargs: Any) -> None:
     """Drop what was derived from settings, so ``override_settings`` takes effect."""
     if setting.startswith("WHOS_ONLINE_") or setting in WATCHED_SETTINGS:
         from whos_online import connection, guard, privacy, visitors
+        from whos_online.conf import conf
 
+        conf.forget()
         connection.get_client.cache_clear()
         presence._script.cache_clear()
         visitors._import.cache_clear()

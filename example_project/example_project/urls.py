@@ -8,8 +8,12 @@ from example_project import views
 urlpatterns = [
     path("", views.home, name="home"),
     path("forum/", views.forum, name="forum"),
+    path("forum/<int:pk>/", views.thread, name="thread"),
+    path("members/", views.members, name="members"),
     path("about/", views.about, name="about"),
     # login/ and logout/ (a POST), with the template registration/login.html.
     path("accounts/", include("django.contrib.auth.urls")),
     path("admin/", admin.site.urls),
+    # The widget's live refresh (HTML fragment), the JSON list and the heartbeat.
+    path("whos-online/", include("whos_online.urls")),
 ]

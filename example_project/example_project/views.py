@@ -1,16 +1,29 @@
-"""Plain pages: the widget itself is in the base template, on every one."""
+"""The demo's pages. The site-wide widget, the count and the heartbeat are in
+the base template, on every page; a thread adds the list of its own room."""
 
 from __future__ import annotations
 
-from django.http import HttpRequest, HttpResponse
+from typing import NamedTuple
+
+from django.contrib.auth import get_user_model
+from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
 
-TOPICS = [
-    ("Announcements", "Read me first: the forum rules", 3),
-    ("General", "Which Redis do you run in production?", 12),
-    ("General", "Show us your Django side projects", 27),
-    ("Help", "How many visitors can a sorted set hold?", 5),
-]
+from whos_online.rooms import records_room
+
+
+class Topic(NamedTuple):
+    board: str
+    title: str
+    replies: int
+
+
+TOPICS = {
+    1: Topic("Announcements", "Read me first: the forum rules", 3),
+    2: Topic("General", "Which Redis do you run in production?", 12),
+    3: Topic("General", "Show us your Django side projects", 27),
+    4: Topic("Help", "How many visitors can a sorted set hold?", 5),
+}
 
 
 def home(request: HttpRequest) -> HttpResponse:
@@ -18,11 +31,24 @@ def home(request: HttpRequest) -> HttpResponse:
 
 
 def forum(request: HttpRequest) -> HttpResponse:
-    topics = [
-        {"board": board, "title": title, "replies": replies}
-        for board, title, replies in TOPICS
-    ]
-    return render(request, "forum.html", {"topics": topics})
+    return render(request, "forum.html", {"topics": TOPICS.items()})
+
+
+@records_room("thread:{pk}")
+def thread(request: HttpRequest, pk: int) -> HttpResponse:
+    """A thread page; each visit records the visitor in the room "thread:<pk>"."""
+    topic = TOPICS.get(pk)
+    if topic is None:
+        raise Http404("No such thread.")
+    context = {"pk": pk, "topic": topic, "room": f"thread:{pk}"}
+    return render(request, "thread.html", context)
+
+
+def members(request: HttpRequest) -> HttpResponse:
+    """Every user with their status and when they were last seen."""
+    model = get_user_model()
+    users = model._default_manager.order_by(model.USERNAME_FIELD)
+    return render(request, "members.html", {"members": users})
 
 
 def about(request: HttpRequest) -> HttpResponse:

@@ -5,6 +5,8 @@ from typing import Any
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand
 
+from demo.presence import HIDDEN_USERNAMES
+
 PASSWORD = "whos-online"
 USERS = ["alice", "bob", "carol"]
 SUPERUSER = "admin"
@@ -25,7 +27,9 @@ class Command(BaseCommand):
             self.stdout.write(
                 f"Demo users: {', '.join(USERS)} "
                 f"(and {SUPERUSER}, a superuser, for /admin/).\n"
-                f"Password for each: {PASSWORD}"
+                f"Password for each: {PASSWORD}\n"
+                f"Hidden: {', '.join(HIDDEN_USERNAMES)} (WHOS_ONLINE_IS_HIDDEN), "
+                f"counted by everyone but listed only to staff such as {SUPERUSER}."
             )
 
     def _ensure_user(self, username: str, *, is_superuser: bool) -> str:

@@ -1,0 +1,196 @@
+"""What the staff page shows: everyone online, guest addresses included, and
+how many were online each minute of the past day.
+
+A thin layer over :mod:`whos_online.presence` for :mod:`whos_online.admin`;
+nothing here renders HTML. The chart's geometry is computed here as plain
+numbers and one SVG path string, and the template draws it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from typing import TYPE_CHECKING, Any
+
+from django.contrib.admin.utils import quote
+from django.contrib.auth import get_user_model
+from django.urls import reverse
+
+from whos_online import presence, roster
+from whos_online.conf import conf
+from whos_online.failsafe import breaker
+
+if TYPE_CHECKING:
+    from django.contrib.admin import AdminSite
+
+# The chart's viewBox: the past 24 hours run from LEFT to RIGHT, half a unit
+# a minute, and the counts from 0 at BOTTOM to the most at TOP.
+WIDTH, HEIGHT = 800, 180
+LEFT, RIGHT = 48, 48 + presence.HISTORY_MINUTES // 2
+TOP, BOTTOM = 10, 150
+# Faint vertical lines 18, 12 and 6 hours ago.
+HOUR_LINES = tuple(LEFT + hours * 30 for hours in (6, 12, 18))
+
+
+@dataclass(frozen=True)
+class StaffUser:
+    user: Any
+    last_seen: datetime
+    hidden: bool
+    admin_url: str | None = None
+
+    @property
+    def name(self) -> str:
+        return str(self.user)
+
+
+@dataclass(frozen=True)
+class Seen:
+    """A guest's address, or a bot's name, and when it was last seen."""
+
+    name: str
+    last_seen: datetime
+
+
+@dataclass(frozen=True)
+class Chart:
+    """The most people online in each minute of the past 24 hours, as SVG.
+
+    ``path`` is the ``d`` of one ``<path>``: each run of minutes with a
+    sample is a line, minutes without one are gaps, and a lone sample is a
+    zero-length line that a round line cap draws as a dot.
+    """
+
+    path: str
+    samples: int
+    max_count: int
+    width: int = WIDTH
+    height: int = HEIGHT
+    left: int = LEFT
+    right: int = RIGHT
+    top: int = TOP
+    bottom: int = BOTTOM
+    hour_lines: tuple[int, ...] = HOUR_LINES
+
+
+@dataclass(frozen=True)
+class StaffOverview:
+    """Everyone online at ``now``. ``available`` is False when Redis could
+    not be read; everything else is then empty."""
+
+    available: bool
+    window: int
+    now: datetime | None = None
+    users: list[StaffUser] = field(default_factory=list)
+    guests: list[Seen] = field(default_factory=list)
+    bots: list[Seen] = field(default_factory=list)
+    rooms: list[str] = field(default_factory=list)
+    room_count: int = 0
+    counts: presence.Counts = field(default_factory=presence.Counts)
+    record: tuple[int, datetime] | None = None
+    chart: Chart | None = None
+
+    @property
+    def unlisted_users(self) -> int:
+        return max(self.counts.users + self.counts.hidden - len(self.users), 0)
+
+    @property
+    def unlisted_guests(self) -> int:
+        return max(self.counts.guests - len(self.guests), 0)
+
+    @property
+    def unlisted_bots(self) -> int:
+        return max(self.counts.bots - len(self.bots), 0)
+
+    @property
+    def window_minutes(self) -> int:
+        return max(round(self.window / 60), 1)
+
+
+def staff_overview(
+    limit: int = 500, *, admin_site: AdminSite | None = None
+) -> StaffOverview:
+    """Up to ``limit`` of each kind of visitor, newest first, the counts, the
+    record and the chart: four Redis round trips and one query.
+
+    Users link to their change page on ``admin_site`` when their model is
+    registered there.
+    """
+    found = breaker.call(lambda: _read(limit), None)
+    if found is None:
+        return StaffOverview(available=False, window=conf.WINDOW)
+    points, snapshot, rooms = found
+    return StaffOverview(
+        available=True,
+        window=snapshot.window,
+        now=_datetime(snapshot.now),
+        users=_staff_users(snapshot, admin_site),
+        guests=[Seen(address, _datetime(seen)) for address, seen in snapshot.guests],
+        bots=[Seen(name, _datetime(seen)) for name, seen in snapshot.bots],
+        rooms=rooms[::-1][: max(limit, 0)],
+        room_count=len(rooms),
+        counts=snapshot.counts,
+        record=(
+            None
+            if snapshot.record is None
+            else (snapshot.record[0], _datetime(snapshot.record[1]))
+        ),
+        chart=history_chart(points, snapshot.now),
+    )
+
+
+def _read(
+    limit: int,
+) -> tuple[list[tuple[int, int]], presence.Snapshot, list[str]]:
+    # The history first: the snapshot's clock is then never behind it.
+    points = presence.history()
+    snapshot = presence.snapshot(
+        limit, hidden_limit=limit, guest_limit=limit, bot_limit=limit
+    )
+    return points, snapshot, presence.rooms()
+
+
+def _staff_users(
+    snapshot: presence.Snapshot, admin_site: AdminSite | None
+) -> list[StaffUser]:
+    online = roster.users_in_order(snapshot.users, snapshot.hidden)
+    model = get_user_model()
+    if admin_site is None or not admin_site.is_registered(model):
+        return [StaffUser(u.user, u.last_seen, u.hidden) for u in online]
+    name = f"{admin_site.name}:{model._meta.app_label}_{model._meta.model_name}_change"
+    return [
+        StaffUser(u.user, u.last_seen, u.hidden, reverse(name, args=[quote(u.user.pk)]))
+        for u in online
+    ]
+
+
+def history_chart(points: Sequence[tuple[int, int]], now: float) -> Chart:
+    """The chart of ``points``, ``(minute start, most online)`` as
+    :func:`presence.history` gives them, over the 24 hours ending at ``now``
+    (seconds since the epoch); points outside those hours are left out."""
+    last = int(now) // 60
+    first = last - presence.HISTORY_MINUTES + 1
+    counts = {
+        start // 60 - first: count
+        for start, count in points
+        if first <= start // 60 <= last
+    }
+    top = max([1, *counts.values()])
+    parts = []
+    for index in sorted(counts):
+        x = LEFT + (index + 1) / 2
+        y = BOTTOM - (BOTTOM - TOP) * counts[index] / top
+        parts.append(f"{'L' if index - 1 in counts else 'M'}{_number(x)},{_number(y)}")
+        if index - 1 not in counts and index + 1 not in counts:
+            parts.append("h0")
+    return Chart(path="".join(parts), samples=len(counts), max_count=top)
+
+
+def _number(value: float) -> str:
+    """SVG coordinates to a tenth, without a trailing ``.0``."""
+    return f"{round(value, 1):g}"
+
+
+def _datetime(timestamp: float) -> datetime:
+    return datetime.fromtimestamp(timestamp, tz=timezone.utc)
