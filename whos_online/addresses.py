@@ -33,6 +33,12 @@ def normalise(raw: object) -> str | None:
     """
     if not isinstance(raw, str) or not raw or len(raw) > MAX_ADDRESS_LENGTH:
         return None
+    return _parse(raw)
+
+
+# Every guarded guest request parses its address; the same few recur.
+@functools.lru_cache(maxsize=4096)
+def _parse(raw: str) -> str | None:
     try:
         address = ipaddress.ip_address(raw.strip())
     except ValueError:
