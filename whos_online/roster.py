@@ -104,12 +104,12 @@ def online_roster(
         window=snapshot.window,
         room=room,
         users=users_in_order(snapshot.users, snapshot.hidden)[: max(limit, 0)],
-        bots=[OnlineBot(name, _datetime(seen)) for name, seen in snapshot.bots],
+        bots=[OnlineBot(name, as_datetime(seen)) for name, seen in snapshot.bots],
         counts=snapshot.counts,
         record=(
             None
             if snapshot.record is None
-            else (snapshot.record[0], _datetime(snapshot.record[1]))
+            else (snapshot.record[0], as_datetime(snapshot.record[1]))
         ),
         shows_hidden=shows_hidden,
     )
@@ -138,7 +138,7 @@ def users_in_order(
             continue
     users = model._default_manager.in_bulk(list(wanted))
     return [
-        OnlineUser(user, _datetime(seen), is_hidden)
+        OnlineUser(user, as_datetime(seen), is_hidden)
         for pk, (seen, is_hidden) in wanted.items()
         if (user := users.get(pk)) is not None
     ]
@@ -161,7 +161,7 @@ def _presence(user: Any, found: presence.LastSeen, shows_hidden: bool) -> UserPr
     if member in found.hidden and not shows_hidden:
         seen = None
     return UserPresence(
-        user, status_for(seen, found.now), None if seen is None else _datetime(seen)
+        user, status_for(seen, found.now), None if seen is None else as_datetime(seen)
     )
 
 
@@ -177,5 +177,6 @@ def status_for(last_seen: float | None, now: float) -> Status:
     return "offline"
 
 
-def _datetime(timestamp: float) -> datetime:
+def as_datetime(timestamp: float) -> datetime:
+    """A score (seconds since the epoch) as an aware UTC datetime."""
     return datetime.fromtimestamp(timestamp, tz=timezone.utc)

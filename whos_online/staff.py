@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from django.contrib.admin.utils import quote
@@ -124,17 +124,19 @@ def staff_overview(
     return StaffOverview(
         available=True,
         window=snapshot.window,
-        now=_datetime(snapshot.now),
+        now=roster.as_datetime(snapshot.now),
         users=_staff_users(snapshot, admin_site),
-        guests=[Seen(address, _datetime(seen)) for address, seen in snapshot.guests],
-        bots=[Seen(name, _datetime(seen)) for name, seen in snapshot.bots],
+        guests=[
+            Seen(address, roster.as_datetime(seen)) for address, seen in snapshot.guests
+        ],
+        bots=[Seen(name, roster.as_datetime(seen)) for name, seen in snapshot.bots],
         rooms=rooms[::-1][: max(limit, 0)],
         room_count=len(rooms),
         counts=snapshot.counts,
         record=(
             None
             if snapshot.record is None
-            else (snapshot.record[0], _datetime(snapshot.record[1]))
+            else (snapshot.record[0], roster.as_datetime(snapshot.record[1]))
         ),
         chart=history_chart(points, snapshot.now),
     )
@@ -190,7 +192,3 @@ def history_chart(points: Sequence[tuple[int, int]], now: float) -> Chart:
 def _number(value: float) -> str:
     """SVG coordinates to a tenth, without a trailing ``.0``."""
     return f"{round(value, 1):g}"
-
-
-def _datetime(timestamp: float) -> datetime:
-    return datetime.fromtimestamp(timestamp, tz=timezone.utc)
