@@ -41,7 +41,10 @@ class OnlineUser:
 
 
 @dataclass(frozen=True)
-class OnlineBot:
+class Seen:
+    """A member known by name (a bot; on the staff page, a guest's address)
+    and when it was last seen."""
+
     name: str
     last_seen: datetime
 
@@ -54,7 +57,7 @@ class Roster:
     window: int
     room: str | None = None
     users: list[OnlineUser] = field(default_factory=list)
-    bots: list[OnlineBot] = field(default_factory=list)
+    bots: list[Seen] = field(default_factory=list)
     counts: presence.Counts = field(default_factory=presence.Counts)
     record: tuple[int, datetime] | None = None
     shows_hidden: bool = False
@@ -104,7 +107,7 @@ def online_roster(
         window=snapshot.window,
         room=room,
         users=users_in_order(snapshot.users, snapshot.hidden)[: max(limit, 0)],
-        bots=[OnlineBot(name, as_datetime(seen)) for name, seen in snapshot.bots],
+        bots=[Seen(name, as_datetime(seen)) for name, seen in snapshot.bots],
         counts=snapshot.counts,
         record=(
             None

@@ -46,14 +46,6 @@ class StaffUser:
 
 
 @dataclass(frozen=True)
-class Seen:
-    """A guest's address, or a bot's name, and when it was last seen."""
-
-    name: str
-    last_seen: datetime
-
-
-@dataclass(frozen=True)
 class Chart:
     """The most people online in each minute of the past 24 hours, as SVG.
 
@@ -83,8 +75,8 @@ class StaffOverview:
     window: int
     now: datetime | None = None
     users: list[StaffUser] = field(default_factory=list)
-    guests: list[Seen] = field(default_factory=list)
-    bots: list[Seen] = field(default_factory=list)
+    guests: list[roster.Seen] = field(default_factory=list)
+    bots: list[roster.Seen] = field(default_factory=list)
     rooms: list[str] = field(default_factory=list)
     room_count: int = 0
     counts: presence.Counts = field(default_factory=presence.Counts)
@@ -127,9 +119,12 @@ def staff_overview(
         now=roster.as_datetime(snapshot.now),
         users=_staff_users(snapshot, admin_site),
         guests=[
-            Seen(address, roster.as_datetime(seen)) for address, seen in snapshot.guests
+            roster.Seen(address, roster.as_datetime(seen))
+            for address, seen in snapshot.guests
         ],
-        bots=[Seen(name, roster.as_datetime(seen)) for name, seen in snapshot.bots],
+        bots=[
+            roster.Seen(name, roster.as_datetime(seen)) for name, seen in snapshot.bots
+        ],
         rooms=rooms[::-1][: max(limit, 0)],
         room_count=len(rooms),
         counts=snapshot.counts,
