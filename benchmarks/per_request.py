@@ -446,7 +446,7 @@ def unguarded_breakdown(world: World, number: int) -> Breakdown:
         return presence.record("guests", GUEST_ADDRESS)
 
     def set_guard() -> None:
-        guard.set_guard(response, request, visitor.guest_address)
+        guard.set_guard(response, request, guest_address=visitor.guest_address)
 
     steps: list[tuple[str, Callable[[], object]]] = [
         ("PING round trip (redis-py)", client.ping),

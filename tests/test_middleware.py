@@ -252,10 +252,106 @@ def test_an_expired_guard_counts_as_absent(
     browser: Client, redis_commands: CommandCounter
 ) -> None:
     expired = str(int(time.time()) - 1)
-    mac = guard._mac(guard.guard_config(), expired, "g", "127.0.0.1", "")
-    browser.cookies[GUARD] = f"{expired}.g.{mac}"
+    mac = guard._mac(guard.guard_config(), expired, "g", "", "127.0.0.1", "")
+    browser.cookies[GUARD] = f"{expired}.g..{mac}"
     browser.get("/")
     assert "EVALSHA" in redis_commands.commands
+
+
+def expired_user_guard(pk: object, session_key: str) -> str:
+    expired = str(int(time.time()) - 1)
+    config = guard.guard_config()
+    mac = guard._mac(config, expired, "u", str(pk), "", session_key)
+    return f"{expired}.u.{pk}.{mac}"
+
+
+def test_a_users_guard_lasts_as_long_as_the_session_cookie(
+    browser: Client, alice: User
+) -> None:
+    browser.force_login(alice)
+    cookie = browser.get("/").cookies[GUARD]
+    assert cookie["max-age"] == django_settings.SESSION_COOKIE_AGE
+
+
+def test_a_users_guard_is_a_browser_session_cookie_when_the_session_is(
+    browser: Client, alice: User, settings: SettingsWrapper
+) -> None:
+    settings.SESSION_EXPIRE_AT_BROWSER_CLOSE = True
+    browser.force_login(alice)
+    cookie = browser.get("/").cookies[GUARD]
+    assert cookie["max-age"] == ""
+    assert cookie["expires"] == ""
+
+
+def test_an_expired_users_guard_records_them_without_loading_session_or_user(
+    rf: RequestFactory, alice: User, redis_client: Redis
+) -> None:
+    request = rf.get("/")
+    request.COOKIES[django_settings.SESSION_COOKIE_NAME] = "alices-session-key"
+    request.COOKIES[GUARD] = expired_user_guard(alice.pk, "alices-session-key")
+    request.session = UnloadableSession("alices-session-key")
+    request.user = untouchable_user()
+    response = WhosOnlineMiddleware(lambda request: HttpResponse())(request)
+    assert members(redis_client, "users") == [str(alice.pk)]
+    assert GUARD in response.cookies
+
+
+def test_an_expired_guard_from_another_session_names_nobody(
+    browser: Client, alice: User, bob: User, redis_client: Redis
+) -> None:
+    browser.force_login(bob)
+    browser.cookies[GUARD] = expired_user_guard(alice.pk, "alices-session-key")
+    browser.get("/")
+    assert members(redis_client, "users") == [str(bob.pk)]
+
+
+def test_with_is_hidden_set_an_expired_guard_does_not_decide_who_is_hidden(
+    browser: Client,
+    django_user_model: type[User],
+    settings: SettingsWrapper,
+    redis_client: Redis,
+) -> None:
+    settings.WHOS_ONLINE_IS_HIDDEN = "tests.hiding.is_ghost"
+    ghost = django_user_model.objects.create_user("ghost")
+    browser.force_login(ghost)
+    session_key = browser.cookies[django_settings.SESSION_COOKIE_NAME].value
+    browser.cookies[GUARD] = expired_user_guard(ghost.pk, session_key)
+    browser.get("/")
+    assert members(redis_client, "hidden") == [str(ghost.pk)]
+    assert members(redis_client, "users") == []
+
+
+@pytest.mark.parametrize("pk", ["has space", "semi;colon", "x" * 65, ""])
+def test_a_primary_key_unsafe_in_a_cookie_is_left_out_of_the_guard(
+    rf: RequestFactory, pk: str
+) -> None:
+    request = rf.get("/")
+    response = HttpResponse()
+    guard.set_guard(response, request, user_pk=pk)
+    request.COOKIES[GUARD] = response.cookies[GUARD].value
+    issued = guard.read_guard(request)
+    assert issued is not None
+    assert issued.user_pk is None
+    assert issued.holds
+
+
+def test_a_guard_names_a_uuid_primary_key(rf: RequestFactory) -> None:
+    pk = "6f1c1f9e-2b7a-4a53-9a3e-0d2f5e8b1c44"
+    request = rf.get("/")
+    response = HttpResponse()
+    guard.set_guard(response, request, user_pk=pk)
+    request.COOKIES[GUARD] = response.cookies[GUARD].value
+    issued = guard.read_guard(request)
+    assert issued is not None
+    assert issued.user_pk == pk
+
+
+def test_a_guests_guard_names_no_user(browser: Client, rf: RequestFactory) -> None:
+    request = rf.get("/")
+    request.COOKIES[GUARD] = browser.get("/").cookies[GUARD].value
+    issued = guard.read_guard(request)
+    assert issued is not None
+    assert issued.user_pk is None
 
 
 @pytest.mark.parametrize(
@@ -269,6 +365,8 @@ def test_an_expired_guard_counts_as_absent(
         "é.ü.ß",
         "9" * 5000,
         "ab\\cd",
+        "\u00b2\u00b3.u.1.abc",
+        "99999999999.g.1.abc",
     ],
 )
 def test_a_garbage_guard_counts_as_absent_and_never_raises(

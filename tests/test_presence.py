@@ -150,6 +150,16 @@ def test_the_most_ever_online_never_goes_down(
     assert record is not None and record[0] == 2
 
 
+def test_a_member_returning_after_the_window_counts_towards_the_record(
+    seen_ago: Callable[[str, str, float], None],
+) -> None:
+    presence.record_user(1)
+    seen_ago("users", "2", 1000)
+    presence.record_user(2)
+    record = presence.most_ever_online()
+    assert record is not None and record[0] == 2
+
+
 def test_the_most_ever_online_is_none_before_anyone_is_recorded() -> None:
     assert presence.most_ever_online() is None
 
@@ -277,6 +287,15 @@ def test_resetting_the_record_forgets_it() -> None:
 def test_history_holds_the_most_online_in_the_current_minute() -> None:
     presence.record_user(1)
     now = presence.record_guest("192.0.2.1")
+    assert presence.history() == [(int(now) // 60 * 60, 2)]
+
+
+def test_history_samples_a_minute_in_which_members_were_only_renewed(
+    redis_client: Redis, seen_ago: Callable[[str, str, float], None]
+) -> None:
+    seen_ago("users", "1", 60)
+    seen_ago("guests", "192.0.2.1", 60)
+    now = presence.record_user(1)
     assert presence.history() == [(int(now) // 60 * 60, 2)]
 
 

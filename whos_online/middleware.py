@@ -11,7 +11,7 @@ from django.http import HttpRequest, HttpResponseBase
 from whos_online import presence
 from whos_online.bots import throttle
 from whos_online.failsafe import breaker
-from whos_online.guard import is_guarded, set_guard
+from whos_online.guard import Guard, read_guard, set_guard
 from whos_online.visitors import identify
 
 
@@ -41,28 +41,38 @@ class WhosOnlineMiddleware:
         if self.async_mode:
             return self.__acall__(request)
         response: HttpResponseBase = self.get_response(request)  # type: ignore[assignment]
-        if not is_guarded(request):
-            record_visit(request, response)
+        guard = read_guard(request)
+        if guard is None or not guard.holds:
+            record_visit(request, response, guard)
         return response
 
     async def __acall__(self, request: HttpRequest) -> HttpResponseBase:
         response: HttpResponseBase = await self.get_response(request)  # type: ignore[misc]
-        if not is_guarded(request):
-            await sync_to_async(record_visit)(request, response)
+        guard = read_guard(request)
+        if guard is None or not guard.holds:
+            await sync_to_async(record_visit)(request, response, guard)
         return response
 
 
-def record_visit(request: HttpRequest, response: HttpResponseBase) -> None:
+def record_visit(
+    request: HttpRequest, response: HttpResponseBase, guard: Guard | None
+) -> None:
     """Record the visitor and, for people, set the guard.
 
-    Bots keep no cookies, so instead of a guard each bot name is recorded at
-    most once per guard period by each process.
+    An expired guard still names the user it was issued to. Bots keep no
+    cookies, so instead of a guard each bot name is recorded at most once per
+    guard period by each process.
     """
-    visitor = identify(request)
+    visitor = identify(request, None if guard is None else guard.user_pk)
     if visitor is None:
         return
     if not visitor.is_person and not throttle.allows(visitor.member):
         return
     recorded = breaker.call(lambda: presence.record(visitor.kind, visitor.member), None)
     if recorded is not None and visitor.is_person:
-        set_guard(response, request, visitor.guest_address)
+        set_guard(
+            response,
+            request,
+            user_pk=visitor.user_pk,
+            guest_address=visitor.guest_address,
+        )

@@ -67,38 +67,45 @@ end
 # KEYS: target set, the set the member leaves (or the target again), then
 # optionally the record hash, the history hash and the sets of people.
 # ARGV: window, member, cap, least seconds since the member's last record
-# (0: always record). Returns the time, or nil when rate limited.
+# (0: always record), history minutes. Returns the time, or nil when rate
+# limited.
+#
+# Counting everyone online is the dear part, so it is done only when it can
+# change something: the number online rises only when a member enters the
+# window, so the record can only be beaten then; and the history wants one
+# sample a minute, so the first record of each minute counts too.
 _RECORD = (
     _CLOCK
     + _ADD
     + """
+local last = redis.call('ZSCORE', KEYS[1], ARGV[2])
 local least = tonumber(ARGV[4])
-if least > 0 then
-  local last = redis.call('ZSCORE', KEYS[1], ARGV[2])
-  if last and tonumber(now) - tonumber(last) < least then
-    return false
-  end
+if least > 0 and last and tonumber(now) - tonumber(last) < least then
+  return false
 end
 add(KEYS[1], KEYS[2])
 if #KEYS > 4 then
-  local online = 0
-  for i = 5, #KEYS do
-    online = online + redis.call('ZCOUNT', KEYS[i], since, '+inf')
-  end
-  local best = tonumber(redis.call('HGET', KEYS[3], 'count') or '0')
-  if online > best then
-    redis.call('HSET', KEYS[3], 'count', online, 'at', now)
-  end
   local minute = math.floor(tonumber(t[1]) / 60)
   local slot = minute % ARGV[5]
   local sample = redis.call('HGET', KEYS[4], slot)
-  local at, most = 0, 0
+  local at, most = -1, 0
   if sample then
     at, most = string.match(sample, '^(%d+):(%d+)$')
     at, most = tonumber(at), tonumber(most)
   end
-  if at ~= minute or online > most then
-    redis.call('HSET', KEYS[4], slot, minute .. ':' .. online)
+  local entered = not last or tonumber(last) < tonumber(since)
+  if entered or at ~= minute then
+    local online = 0
+    for i = 5, #KEYS do
+      online = online + redis.call('ZCOUNT', KEYS[i], since, '+inf')
+    end
+    local best = tonumber(redis.call('HGET', KEYS[3], 'count') or '0')
+    if online > best then
+      redis.call('HSET', KEYS[3], 'count', online, 'at', now)
+    end
+    if at ~= minute or online > most then
+      redis.call('HSET', KEYS[4], slot, minute .. ':' .. online)
+    end
   end
 end
 return now
@@ -270,19 +277,31 @@ def record_heartbeat(
 
 
 def _record(kind: Kind, member: str, least_interval: float) -> float | None:
-    member = _stored(kind, member)
-    keys = [key(kind), key(_other_set(kind))]
-    if kind in PEOPLE:
-        keys += [key("record"), key("history"), *(key(k) for k in PEOPLE)]
     args: list[str | int | float] = [
         conf.WINDOW,
-        member,
+        _stored(kind, member),
         conf.MAX_MEMBERS,
         least_interval,
         HISTORY_MINUTES,
     ]
-    now = _run(_RECORD, keys, args)
+    now = _run(_RECORD, _record_keys(kind), args)
     return None if now is None else float(now)
+
+
+@functools.cache
+def _record_keys(kind: Kind) -> list[str]:
+    """The record script's keys for ``kind``; built once per setting, since
+    every unguarded request needs them. (Callers must not change the list.)"""
+    keys = [key(kind), key(_other_set(kind))]
+    if kind in PEOPLE:
+        keys += [key("record"), key("history"), *(key(k) for k in PEOPLE)]
+    return keys
+
+
+def forget() -> None:
+    """Drop what was derived from settings (on ``setting_changed``)."""
+    _script.cache_clear()
+    _record_keys.cache_clear()
 
 
 def record_in_room(room: str, kind: Kind, member: str) -> float | None:

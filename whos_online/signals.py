@@ -15,7 +15,15 @@ def forget_logged_out_user(*, user: Any = None, **kwargs: Any) -> None:
 
 
 # Django settings that something cached by the app was derived from.
-WATCHED_SETTINGS = {"CACHES", "SECRET_KEY", "SESSION_COOKIE_NAME"}
+WATCHED_SETTINGS = {
+    "CACHES",
+    "SECRET_KEY",
+    "SESSION_COOKIE_AGE",
+    "SESSION_COOKIE_DOMAIN",
+    "SESSION_COOKIE_NAME",
+    "SESSION_COOKIE_PATH",
+    "SESSION_EXPIRE_AT_BROWSER_CLOSE",
+}
 
 
 def forget_cached_settings(*, setting: str, **kwargs: Any) -> None:
@@ -26,7 +34,7 @@ def forget_cached_settings(*, setting: str, **kwargs: Any) -> None:
 
         conf.forget()
         connection.get_client.cache_clear()
-        presence._script.cache_clear()
+        presence.forget()
         visitors._import.cache_clear()
-        guard.guard_config.cache_clear()
+        guard.forget()
         privacy.salts.reset()

@@ -30,9 +30,20 @@ class Visitor:
     def guest_address(self) -> str | None:
         return self.member if self.kind == "guests" else None
 
+    @property
+    def user_pk(self) -> str | None:
+        return self.member if self.kind in ("users", "hidden") else None
 
-def identify(request: HttpRequest) -> Visitor | None:
-    """The visitor, or ``None`` for a guest without a usable address."""
+
+def identify(request: HttpRequest, user_pk: str | None = None) -> Visitor | None:
+    """The visitor, or ``None`` for a guest without a usable address.
+
+    ``user_pk`` is the user a verified guard names: trusting it spares
+    loading the session and the user, unless ``WHOS_ONLINE_IS_HIDDEN`` must
+    look at the user.
+    """
+    if user_pk is not None and conf.IS_HIDDEN is None:
+        return Visitor("users", user_pk)
     user = getattr(request, "user", None)
     if user is not None and user.is_authenticated:
         return Visitor("hidden" if is_hidden(user) else "users", str(user.pk))
