@@ -104,7 +104,7 @@ class Case:
     chain: str
     path: str
     visitor: str  # "user" or "guest"
-    guarded: bool = False
+    guard: str = ""  # "", "fresh" or "expired": the guard cookie sent
     baseline: str = ""  # the case whose mean is subtracted
     cheap: bool = True  # cheap cases get larger blocks
 
@@ -119,14 +119,18 @@ CASES = [
     Case("noop-user", "pass-through", "noop", "/", "user", baseline="none-user"),
     Case(
         "ours-user-guarded", "ours, user, guarded", "ours", "/", "user",
-        guarded=True, baseline="none-user",
+        guard="fresh", baseline="none-user",
     ),
     Case(
         "ours-guest-guarded", "ours, guest, guarded", "ours", "/", "guest",
-        guarded=True, baseline="none-guest",
+        guard="fresh", baseline="none-guest",
     ),
     Case(
-        "ours-user", "ours, user, unguarded", "ours", "/", "user",
+        "ours-user", "ours, user, guard expired", "ours", "/", "user",
+        guard="expired", baseline="none-user", cheap=False,
+    ),
+    Case(
+        "ours-user-new", "ours, user, no guard yet", "ours", "/", "user",
         baseline="none-user", cheap=False,
     ),
     Case(
@@ -134,8 +138,8 @@ CASES = [
         baseline="none-guest", cheap=False,
     ),
     Case(
-        "ours-user-me", "ours, user, unguarded, view loads user", "ours", "/me/",
-        "user", baseline="none-user-me", cheap=False,
+        "ours-user-me", "ours, user, guard expired, view loads user", "ours",
+        "/me/", "user", guard="expired", baseline="none-user-me", cheap=False,
     ),
     Case(
         "zadd-guest", "ZADD-only middleware, guest", "zadd", "/", "guest",
@@ -248,6 +252,7 @@ class World:
         self.session_key = self._login(user)
         self.other_session_key = self._login(other)
         self.guards = {"user": "", "guest": ""}
+        self.expired_guards = self._expired_guards()
 
     @staticmethod
     def _login(user: Any) -> str:
@@ -255,12 +260,22 @@ class World:
         client.force_login(user)
         return client.cookies[settings.SESSION_COOKIE_NAME].value
 
+    def _expired_guards(self) -> dict[str, str]:
+        """Guards the middleware issued for one second, once past it: what a
+        browser sends on its first request after a guard period."""
+        with override_settings(WHOS_ONLINE_GUARD_SECONDS=1):
+            self.renew_guards()
+        time.sleep(2.1)
+        return dict(self.guards)
+
     def cookies(self, case: Case) -> dict[str, str]:
         cookies = {}
         if case.visitor == "user":
             cookies[settings.SESSION_COOKIE_NAME] = self.session_key
-        if case.guarded:
+        if case.guard == "fresh":
             cookies[conf.GUARD_COOKIE_NAME] = self.guards[case.visitor]
+        elif case.guard == "expired":
+            cookies[conf.GUARD_COOKIE_NAME] = self.expired_guards[case.visitor]
         return cookies
 
     def address(self, case: Case) -> str:
@@ -276,7 +291,7 @@ class World:
     def renew_guards(self) -> None:
         """Guards as the middleware itself issues them (they expire)."""
         for visitor in ("user", "guest"):
-            case = BY_NAME[f"ours-{visitor}"]
+            case = BY_NAME["ours-user-new" if visitor == "user" else "ours-guest"]
             response = self.handlers["ours"].get_response(self.request(case))
             self.guards[visitor] = response.cookies[conf.GUARD_COOKIE_NAME].value
 

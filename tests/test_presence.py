@@ -7,6 +7,7 @@ from collections.abc import Callable
 import pytest
 from pytest_django.fixtures import Settings as SettingsWrapper
 from redis import Redis
+from redis.exceptions import NoScriptError
 
 from tests.conftest import CommandCounter
 from whos_online import presence
@@ -51,6 +52,22 @@ def test_recording_sets_an_expiry_of_the_window_on_the_set(
 
 
 @pytest.mark.usefixtures("warm_scripts")
+def test_recording_loads_the_script_again_after_redis_forgets_it(
+    redis_client: Redis, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # As after a restart; SCRIPT FLUSH would also empty a shared server's
+    # cache for everyone else.
+    presence.record_guest("192.0.2.1")
+
+    def forgotten(*args: object) -> None:
+        monkeypatch.undo()
+        raise NoScriptError("No matching script.")
+
+    monkeypatch.setattr(redis_client, "evalsha", forgotten)
+    presence.record_guest("192.0.2.2")
+    assert presence.snapshot(0).counts.guests == 2
+
+
 def test_recording_is_one_round_trip(redis_commands: CommandCounter) -> None:
     presence.record_guest("192.0.2.1")
     assert redis_commands.commands == ["EVALSHA"]

@@ -24,6 +24,7 @@ from typing import Any, Literal
 
 from redis import Redis
 from redis.commands.core import Script
+from redis.exceptions import NoScriptError
 
 from whos_online import privacy
 from whos_online.conf import conf
@@ -65,10 +66,9 @@ end
 """
 
 # KEYS: target set, the set the member leaves (or the target again), then
-# optionally the record hash, the history hash and the sets of people.
+# for people the record hash, the history hash and the other sets of people.
 # ARGV: window, member, cap, least seconds since the member's last record
-# (0: always record), history minutes. Returns the time, or nil when rate
-# limited.
+# (0: always record). Returns the time, or nil when rate limited.
 #
 # Counting everyone online is the dear part, so it is done only when it can
 # change something: the number online rises only when a member enters the
@@ -84,9 +84,9 @@ if least > 0 and last and tonumber(now) - tonumber(last) < least then
   return false
 end
 add(KEYS[1], KEYS[2])
-if #KEYS > 4 then
+if #KEYS > 2 then
   local minute = math.floor(tonumber(t[1]) / 60)
-  local slot = minute % ARGV[5]
+  local slot = minute % HISTORY_MINUTES
   local sample = redis.call('HGET', KEYS[4], slot)
   local at, most = -1, 0
   if sample then
@@ -95,9 +95,11 @@ if #KEYS > 4 then
   end
   local entered = not last or tonumber(last) < tonumber(since)
   if entered or at ~= minute then
-    local online = 0
-    for i = 5, #KEYS do
-      online = online + redis.call('ZCOUNT', KEYS[i], since, '+inf')
+    local online = redis.call('ZCOUNT', KEYS[1], since, '+inf')
+    for i = 2, #KEYS do
+      if i == 2 and KEYS[2] ~= KEYS[1] or i > 4 then
+        online = online + redis.call('ZCOUNT', KEYS[i], since, '+inf')
+      end
     end
     local best = tonumber(redis.call('HGET', KEYS[3], 'count') or '0')
     if online > best then
@@ -109,7 +111,7 @@ if #KEYS > 4 then
   end
 end
 return now
-"""
+""".replace("HISTORY_MINUTES", str(HISTORY_MINUTES))
 )
 
 # KEYS: the rooms index, the room's target set, the set the member leaves.
@@ -282,7 +284,6 @@ def _record(kind: Kind, member: str, least_interval: float) -> float | None:
         _stored(kind, member),
         conf.MAX_MEMBERS,
         least_interval,
-        HISTORY_MINUTES,
     ]
     now = _run(_RECORD, _record_keys(kind), args)
     return None if now is None else float(now)
@@ -292,9 +293,11 @@ def _record(kind: Kind, member: str, least_interval: float) -> float | None:
 def _record_keys(kind: Kind) -> list[str]:
     """The record script's keys for ``kind``; built once per setting, since
     every unguarded request needs them. (Callers must not change the list.)"""
-    keys = [key(kind), key(_other_set(kind))]
+    other = _other_set(kind)
+    keys = [key(kind), key(other)]
     if kind in PEOPLE:
-        keys += [key("record"), key("history"), *(key(k) for k in PEOPLE)]
+        rest = (key(k) for k in PEOPLE if k not in (kind, other))
+        keys += [key("record"), key("history"), *rest]
     return keys
 
 
@@ -487,8 +490,14 @@ def _client() -> Redis:
     return get_client()
 
 
-def _run(source: str, keys: list[str], args: list[str | int | float]) -> Any:
-    return _script(_client(), source)(keys=keys, args=args)
+def _run(source: str, keys: list[str], args: Sequence[str | int | float]) -> Any:
+    """Run a script by its SHA, loading it first if Redis does not know it."""
+    client = _client()
+    script = _script(client, source)
+    try:
+        return client.evalsha(script.sha, len(keys), *keys, *args)
+    except NoScriptError:
+        return script(keys=keys, args=args)
 
 
 @functools.cache
