@@ -279,32 +279,30 @@ def record_heartbeat(
 
 
 def _record(kind: Kind, member: str, least_interval: float) -> float | None:
-    args: list[str | int | float] = [
-        conf.WINDOW,
-        _stored(kind, member),
-        conf.MAX_MEMBERS,
-        least_interval,
-    ]
-    now = _run(_RECORD, _record_keys(kind), args)
+    keys, window, cap = _record_plan(kind)
+    args = [window, _stored(kind, member), cap, least_interval or b"0"]
+    now = _run(_RECORD, keys, args)
     return None if now is None else float(now)
 
 
 @functools.cache
-def _record_keys(kind: Kind) -> list[str]:
-    """The record script's keys for ``kind``; built once per setting, since
-    every unguarded request needs them. (Callers must not change the list.)"""
+def _record_plan(kind: Kind) -> tuple[list[bytes], bytes, bytes]:
+    """The record script's keys for ``kind``, the window and the cap, encoded
+    once per setting: every unguarded request sends them, and redis-py
+    passes bytes through as they are. (Callers must not change the list.)"""
     other = _other_set(kind)
-    keys = [key(kind), key(other)]
+    names = [key(kind), key(other)]
     if kind in PEOPLE:
         rest = (key(k) for k in PEOPLE if k not in (kind, other))
-        keys += [key("record"), key("history"), *rest]
-    return keys
+        names += [key("record"), key("history"), *rest]
+    keys = [name.encode() for name in names]
+    return keys, str(conf.WINDOW).encode(), str(conf.MAX_MEMBERS).encode()
 
 
 def forget() -> None:
     """Drop what was derived from settings (on ``setting_changed``)."""
     _script.cache_clear()
-    _record_keys.cache_clear()
+    _record_plan.cache_clear()
 
 
 def record_in_room(room: str, kind: Kind, member: str) -> float | None:
@@ -490,7 +488,11 @@ def _client() -> Redis:
     return get_client()
 
 
-def _run(source: str, keys: list[str], args: Sequence[str | int | float]) -> Any:
+def _run(
+    source: str,
+    keys: Sequence[str | bytes],
+    args: Sequence[str | bytes | int | float],
+) -> Any:
     """Run a script by its SHA, loading it first if Redis does not know it."""
     client = _client()
     script = _script(client, source)
