@@ -207,21 +207,77 @@ def test_prune_dry_run_counts_without_removing(
     assert redis_client.zcard(presence.key("users")) == 1
 
 
-def test_prune_works_through_large_sets_in_bounded_batches(
-    monkeypatch: pytest.MonkeyPatch,
+@pytest.fixture
+def small_batches(monkeypatch: pytest.MonkeyPatch) -> int:
+    monkeypatch.setattr(presence, "PRUNE_BATCH", 3)
+    return 3
+
+
+def guests_seen(
+    seen_ago: Callable[[str, str, float], None], *, stale: int, online: int
+) -> None:
+    for n in range(stale):
+        seen_ago("guests", f"192.0.2.{n}", 1000 + n)
+    for n in range(online):
+        seen_ago("guests", f"198.51.100.{n}", 5 + n)
+
+
+def guest_scripts(redis_commands: CommandCounter) -> int:
+    """EVALSHAs beyond the one each other set costs."""
+    return redis_commands.commands.count("EVALSHA") - 4
+
+
+@pytest.mark.usefixtures("small_batches")
+def test_prune_removes_stale_members_of_a_mostly_online_set_in_bounded_batches(
     redis_client: Redis,
     seen_ago: Callable[[str, str, float], None],
     redis_commands: CommandCounter,
 ) -> None:
-    monkeypatch.setattr(presence, "PRUNE_BATCH", 3)
-    for n in range(7):
-        seen_ago("guests", f"192.0.2.{n}", 1000 + n)
-    seen_ago("guests", "192.0.2.100", 5)
+    guests_seen(seen_ago, stale=7, online=10)
     redis_commands.commands.clear()
     assert presence.prune()["guests"] == 7
-    # Three batches for the guests; one call each for the other sets.
-    assert redis_commands.commands.count("EVALSHA") == 3 + 4
-    assert redis_client.zrange(presence.key("guests"), 0, -1) == [b"192.0.2.100"]
+    assert guest_scripts(redis_commands) == 3
+    assert redis_client.zcard(presence.key("guests")) == 10
+
+
+@pytest.mark.usefixtures("small_batches")
+def test_prune_keeps_the_few_online_of_a_mostly_stale_set_in_one_step(
+    redis_client: Redis,
+    seen_ago: Callable[[str, str, float], None],
+    redis_commands: CommandCounter,
+) -> None:
+    guests_seen(seen_ago, stale=7, online=2)
+    redis_client.expire(presence.key("guests"), 600)
+    redis_commands.commands.clear()
+    assert presence.prune()["guests"] == 7
+    assert guest_scripts(redis_commands) == 1
+    assert redis_client.zrange(presence.key("guests"), 0, -1) == [
+        b"198.51.100.1",
+        b"198.51.100.0",
+    ]
+    assert 590 < redis_client.ttl(presence.key("guests")) <= 600
+    assert not redis_client.exists(presence.key("prune-scratch"))
+
+
+@pytest.mark.usefixtures("small_batches")
+def test_prune_uses_batches_when_more_are_online_than_a_batch(
+    redis_client: Redis,
+    seen_ago: Callable[[str, str, float], None],
+    redis_commands: CommandCounter,
+) -> None:
+    guests_seen(seen_ago, stale=7, online=4)
+    redis_commands.commands.clear()
+    assert presence.prune()["guests"] == 7
+    assert guest_scripts(redis_commands) == 3
+    assert redis_client.zcard(presence.key("guests")) == 4
+
+
+def test_prune_of_a_set_with_nobody_online_deletes_it(
+    redis_client: Redis, seen_ago: Callable[[str, str, float], None]
+) -> None:
+    guests_seen(seen_ago, stale=3, online=0)
+    assert presence.prune()["guests"] == 3
+    assert not redis_client.exists(presence.key("guests"))
 
 
 def test_prune_of_missing_sets_removes_nothing() -> None:
