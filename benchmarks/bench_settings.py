@@ -39,6 +39,19 @@ DATABASES = {
         "NAME": os.environ.get("BENCH_DB", ":memory:"),
     }
 }
+if os.environ.get("BENCH_POSTGRES_DB"):  # benchmarks/postgres.py
+    from benchmarks.postgres import server
+
+    DATABASES = {
+        "default": {
+            "ENGINE": "django.db.backends.postgresql",
+            "NAME": os.environ["BENCH_POSTGRES_DB"],
+            "HOST": server()["host"],
+            "PORT": server()["port"],
+            "USER": server()["user"],
+            "PASSWORD": server()["password"],
+        }
+    }
 SESSION_ENGINE = "django.contrib.sessions.backends.db"
 
 CACHES = {

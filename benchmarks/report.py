@@ -320,6 +320,61 @@ def chart_load(summary: dict[str, dict[str, float]], path: Path) -> None:
 # Markdown ----------------------------------------------------------------------
 
 
+DOU_UNGUARDED = [
+    ("ours-user", "dou-user", "guard expired, the view touches no session"),
+    ("ours-user-me", "dou-user-me", "guard expired, the view loads the user"),
+    ("ours-user-new", "dou-user", "no guard yet, the view touches no session"),
+]
+
+
+def per_request_table(pr: dict[str, Any]) -> str:
+    floor = zadd(pr)
+    rows = []
+    for name, label in [
+        ("noop-user", "a do-nothing middleware (one more link in the chain)"),
+        *PER_REQUEST_ROWS,
+    ]:
+        low, high = spread(pr, name)
+        rows.append(
+            [
+                label,
+                us(added(pr, name)),
+                f"{us(low)} – {us(high)}",
+                f"{added(pr, name) / floor:.2f}×",
+                *counts_cells(pr["counts"][name]),
+            ]
+        )
+    rows.append(
+        ["bare redis-py `ZADD` round trip (the floor)", us(floor), "", "1.00×"]
+        + ["1 (ZADD)", "0", "0", "0", "no"]
+    )
+    return table(
+        ["Variant", "µs added", "IQR over rounds", "× ZADD", "Redis commands"]
+        + ["SQL", "session loads", "user loads", "sets guard"],
+        rows,
+    )
+
+
+def postgres_section(pg: dict[str, Any] | None) -> str:
+    if not pg or "skipped" in pg:
+        why = pg["skipped"] if pg else "this run did not try"
+        return f"Not measured in this run: {why}."
+    return POSTGRES_TEMPLATE.format(
+        database=pg.get("database", "PostgreSQL"),
+        rounds=pg["rounds"],
+        table=per_request_table(pg),
+    )
+
+
+POSTGRES_TEMPLATE = """\
+The same cases, with the sessions, the users and django-online-users' table in
+{database} on loopback TCP (a database of the run's own, created and dropped by it),
+as most sites run Django: each SQL query is now a round trip, as each Redis command
+is. {rounds} rounds; everything else as above.
+
+{table}"""
+
+
 def table(header: list[str], rows: list[list[str]]) -> str:
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     lines += ["| " + " | ".join(row) + " |" for row in rows]
@@ -368,7 +423,12 @@ def step(steps: list[list[Any]], prefix: str) -> float:
     return float("nan")
 
 
-def why_missed(pr: dict[str, Any], a: dict[str, float], scale: dict[str, Any]) -> str:
+def why_missed(
+    pr: dict[str, Any],
+    a: dict[str, float],
+    scale: dict[str, Any],
+    pg: dict[str, Any] | None,
+) -> str:
     """Where the time of each target goes, from this run's figures."""
     floor = zadd(pr)
     g = pr["breakdown"]["timed"]
@@ -428,11 +488,11 @@ def why_missed(pr: dict[str, Any], a: dict[str, float], scale: dict[str, Any]) -
         "dou_x": f"{dou_x:.1f}",
         "dou_reach": (
             "So on such a page 5× is out of reach for any round trip to Redis "
-            "against SQLite in the same process, on tmpfs (a database across a "
-            "network would cost django-online-users a round trip per query)."
+            "against SQLite in the same process, on tmpfs."
             if dou_x < UNGUARDED_VS_DOU
             else "So 5× is within reach of one round trip."
-        ),
+        )
+        + postgres_comparison(pg),
         "prunes": " ".join(prune_story(p) for p in reversed(scale["prunes"])),
     }
     return WHY_TEMPLATE.format(**values)
@@ -468,6 +528,33 @@ WHY_TEMPLATE = """\
   {dou_reach} Every round trip costs more in a request whose view has just queried
   SQLite than in one that has not; the same `ZADD` in a middleware shows it.
 - **Pruning.** {prunes}"""
+
+
+def postgres_headline(pg: dict[str, Any] | None) -> list[list[str]]:
+    if not pg or "skipped" in pg:
+        return []
+    extra_sql = pg["counts"]["dou-user-me"]["sql"] - pg["counts"]["none-user-me"]["sql"]
+    return [
+        [
+            "… the same, with the database in PostgreSQL",
+            f"+{us(added(pg, 'ours-user-me'))}: 1 Redis round trip",
+            f"+{us(added(pg, 'dou-user-me'))}: {extra_sql} more SQL queries",
+        ]
+    ]
+
+
+def postgres_comparison(pg: dict[str, Any] | None) -> str:
+    if not pg or "skipped" in pg:
+        return ""
+    ours, theirs = added(pg, "ours-user-me"), added(pg, "dou-user-me")
+    ours_open, theirs_open = added(pg, "ours-user"), added(pg, "dou-user")
+    return (
+        " With the database in PostgreSQL, where each of its queries is a round "
+        f"trip too, django-online-users adds {us(theirs)} to that page against "
+        f"{us(ours)} for ours ({theirs / ours:.1f}×), and {us(theirs_open)} against "
+        f"{us(ours_open)} on a page that touches no session "
+        f"({theirs_open / ours_open:.1f}×)."
+    )
 
 
 def noise_or_us(value: float) -> str:
@@ -510,6 +597,7 @@ def median_of(values: list[float]) -> float:
 
 def write(results: dict[str, Any], out: Path) -> None:
     pr = results["per_request"]
+    pg = results.get("per_request_postgres")
     scale = results["scale"]
     load = results["load"]
     env = results["environment"]
@@ -623,17 +711,30 @@ def write(results: dict[str, Any], out: Path) -> None:
         f"{x:,.0f}× ({us(a['dou-user'])} against {us(a['ours-user-guarded'])})",
         x >= GUARDED_VS_DOU,
     )
-    for ours, theirs, label in (
-        ("ours-user", "dou-user", "guard expired, the view touches no session"),
-        ("ours-user-me", "dou-user-me", "guard expired, the view loads the user"),
-        ("ours-user-new", "dou-user", "no guard yet, the view touches no session"),
-    ):
+    for ours, theirs, label in DOU_UNGUARDED:
         x = a[theirs] / a[ours]
         target(
             f"≥ 5× less than django-online-users: unguarded user, {label}",
             f"{x:.1f}× ({us(a[theirs])} against {us(a[ours])})",
             x >= UNGUARDED_VS_DOU,
         )
+
+    if pg and "skipped" not in pg:
+        b = {name: added(pg, name) for name in BY_NAME if BY_NAME[name].baseline}
+        x = b["dou-user"] / max(b["ours-user-guarded"], 1e-9)
+        target(
+            "≥ 100× less than django-online-users, PostgreSQL: guarded user",
+            f"{x:,.0f}× ({us(b['dou-user'])} against {us(b['ours-user-guarded'])})",
+            x >= GUARDED_VS_DOU,
+        )
+        for ours, theirs, label in DOU_UNGUARDED:
+            x = b[theirs] / b[ours]
+            target(
+                f"≥ 5× less than django-online-users, PostgreSQL: unguarded user, "
+                f"{label}",
+                f"{x:.1f}× ({us(b[theirs])} against {us(b[ours])})",
+                x >= UNGUARDED_VS_DOU,
+            )
 
     extra_sql = counts["dou-user-me"]["sql"] - counts["none-user-me"]["sql"]
     headline_rows = [
@@ -654,6 +755,7 @@ def write(results: dict[str, Any], out: Path) -> None:
             f"+{us(a['ours-user-me'])}: 1 Redis round trip",
             f"+{us(a['dou-user-me'])}: {extra_sql} more SQL queries",
         ],
+        *postgres_headline(pg),
         [
             "Guest, browsing (guard cookie present)",
             f"+{us(a['ours-guest-guarded'])}: no Redis, no SQL",
@@ -689,25 +791,6 @@ def write(results: dict[str, Any], out: Path) -> None:
         ],
     ]
 
-    per_request_rows = []
-    for name, label in [
-        ("noop-user", "a do-nothing middleware (one more link in the chain)"),
-        *PER_REQUEST_ROWS,
-    ]:
-        low, high = spread(pr, name)
-        per_request_rows.append(
-            [
-                label,
-                us(a[name]),
-                f"{us(low)} – {us(high)}",
-                f"{a[name] / floor:.2f}×",
-                *counts_cells(counts[name]),
-            ]
-        )
-    per_request_rows.append(
-        ["bare redis-py `ZADD` round trip (the floor)", us(floor), "", "1.00×"]
-        + ["1 (ZADD)", "0", "0", "0", "no"]
-    )
     identity_rows = [[label, *counts_cells(c)] for label, c in pr["identity"].items()]
 
     scaling_rows = []
@@ -769,15 +852,12 @@ def write(results: dict[str, Any], out: Path) -> None:
             headline_rows,
         ),
         "targets": table(["Target", "Measured", "Verdict"], targets),
-        "why": why_missed(pr, a, scale),
+        "why": why_missed(pr, a, scale, pg),
         "cheap_block": params["cheap_block"],
         "dear_block": params["dear_block"],
         "rounds": pr["rounds"],
-        "per_request": table(
-            ["Variant", "µs added", "IQR over rounds", "× ZADD", "Redis commands"]
-            + ["SQL", "session loads", "user loads", "sets guard"],
-            per_request_rows,
-        ),
+        "per_request": per_request_table(pr),
+        "postgres": postgres_section(pg),
         "dou_sql": "\n".join(
             f"{i}. `{sql[:110]}{'…' if len(sql) > 110 else ''}`"
             for i, sql in enumerate(counts["dou-user"].get("statements", []), 1)
@@ -977,6 +1057,10 @@ The counts come from one untimed request per case, with `Redis.execute_command`,
 SQL django-online-users sends for a logged-in user on `/`:
 
 {dou_sql}
+
+### With PostgreSQL
+
+{postgres}
 
 ### The guard knows who it was issued to
 

@@ -86,6 +86,19 @@ def setup_django(workdir: Path, redis_url: str) -> None:
     call_command("migrate", verbosity=0)
 
 
+def run_per_request_postgres(
+    workdir: Path, redis_url: str, params: dict[str, Any]
+) -> dict[str, Any]:
+    from benchmarks import postgres
+
+    why_not = postgres.available()
+    if why_not:
+        log(f"per-request cost with PostgreSQL: skipped, {why_not}")
+        return {"skipped": why_not}
+    log("per-request cost again, with the database in PostgreSQL")
+    return postgres.run(redis_url, params, workdir / "per-request-postgres.json")
+
+
 def run_per_request(params: dict[str, Any]) -> Any:
     from benchmarks import per_request
 
@@ -328,6 +341,7 @@ def main() -> int:
             setup_django(workdir, redis_url)
             log("per-request cost of each middleware (interleaved rounds)")
             per_request = run_per_request(params)
+            per_request_pg = run_per_request_postgres(workdir, redis_url, params)
             log("scaling with the number online")
             scaled = run_scale(params, args.quick)
             loaded = None
@@ -352,6 +366,7 @@ def main() -> int:
         "params": params,
         "environment": environment,
         "per_request": asdict(per_request),
+        "per_request_postgres": per_request_pg,
         "scale": {
             key: [asdict(item) for item in value] for key, value in scaled.items()
         },
