@@ -44,3 +44,8 @@ def test_every_setting_has_a_validation_rule() -> None:
 def test_every_check_id_is_documented() -> None:
     documented = set(re.findall(r"`(whos_online\.[EW]\d{3})`", read("docs/checks.md")))
     assert check_ids_in_code() == documented
+
+
+def test_the_readme_shows_the_last_benchmark_headline() -> None:
+    """`make bench` writes docs/benchmarks/headline.md; the README quotes it."""
+    assert read("docs/benchmarks/headline.md").strip() in read("README.md")
