@@ -1034,7 +1034,12 @@ middleware, for the same visitor and view. Medians, because the machine is share
 request that another process preempts is not the middleware's cost.
 
 Guarded requests carry the guard cookie the middleware itself issued; the request
-without the middleware does not carry it, so parsing it counts as our cost. The view
+without the middleware does not carry it, so parsing it counts as our cost. "Guard
+expired" requests carry a guard the middleware issued for one second, once that second
+is past: what a browser sends with its first request after a guard period, since a
+user's guard cookie lasts as long as the session cookie. "No guard yet" sends the
+session cookie alone: a session's first request when the login was not recorded (the
+login request itself is recorded and sets the guard). The view
 `/` touches neither the session nor the user, as a cached page or an API might; `/me/`
 reads `request.user`, as every page of the example project does (its header says who
 is logged in), so there loading the session and the user is the page's cost, not the

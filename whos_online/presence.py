@@ -52,17 +52,20 @@ local since = (tonumber(t[1]) - tonumber(ARGV[1])) .. '.' .. micros
 """
 
 # Moves ARGV[2] from set KEYS[other] to set KEYS[target] at ``now``, renews
-# the expiry and trims the oldest members beyond the cap ARGV[3].
+# the expiry and, if the set may have grown (``grows``: ARGV[2] was not in
+# it), trims the oldest members beyond the cap ARGV[3].
 _ADD = """
-local function add(target, other)
+local function add(target, other, grows)
   if other ~= target then
     redis.call('ZREM', other, ARGV[2])
   end
   redis.call('ZADD', target, now, ARGV[2])
   redis.call('EXPIRE', target, ARGV[1])
-  local size = redis.call('ZCARD', target)
-  if size > tonumber(ARGV[3]) then
-    redis.call('ZREMRANGEBYRANK', target, 0, size - tonumber(ARGV[3]) - 1)
+  if grows then
+    local size = redis.call('ZCARD', target)
+    if size > tonumber(ARGV[3]) then
+      redis.call('ZREMRANGEBYRANK', target, 0, size - tonumber(ARGV[3]) - 1)
+    end
   end
 end
 """
@@ -85,7 +88,7 @@ local least = tonumber(ARGV[4])
 if least > 0 and last and tonumber(now) - tonumber(last) < least then
   return false
 end
-add(KEYS[1], KEYS[2])
+add(KEYS[1], KEYS[2], not last)
 if #KEYS > 2 then
   local minute = math.floor(tonumber(t[1]) / 60)
   local slot = minute % HISTORY_MINUTES
@@ -131,7 +134,7 @@ if not redis.call('ZSCORE', KEYS[1], ARGV[4]) then
 end
 redis.call('ZADD', KEYS[1], now, ARGV[4])
 redis.call('EXPIRE', KEYS[1], ARGV[1])
-add(KEYS[2], KEYS[3])
+add(KEYS[2], KEYS[3], true)
 return now
 """
 )
