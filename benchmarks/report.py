@@ -705,36 +705,28 @@ def write(results: dict[str, Any], out: Path) -> None:
         f"the single ZREMRANGEBYSCORE blocks {prune['zrem_server_us'] / 1000:.1f} ms",
         longest_ms <= BLOCK_LIMIT_MS,
     )
-    x = a["dou-user"] / max(a["ours-user-guarded"], 1e-9)
-    target(
-        "≥ 100× less added cost than django-online-users: guarded user",
-        f"{x:,.0f}× ({us(a['dou-user'])} against {us(a['ours-user-guarded'])})",
-        x >= GUARDED_VS_DOU,
-    )
-    for ours, theirs, label in DOU_UNGUARDED:
-        x = a[theirs] / a[ours]
-        target(
-            f"≥ 5× less than django-online-users: unguarded user, {label}",
-            f"{x:.1f}× ({us(a[theirs])} against {us(a[ours])})",
-            x >= UNGUARDED_VS_DOU,
-        )
 
-    if pg and "skipped" not in pg:
-        b = {name: added(pg, name) for name in BY_NAME if BY_NAME[name].baseline}
+    def against_dou(b: dict[str, float], where: str) -> None:
         x = b["dou-user"] / max(b["ours-user-guarded"], 1e-9)
         target(
-            "≥ 100× less than django-online-users, PostgreSQL: guarded user",
+            f"≥ 100× less than django-online-users{where}: guarded user",
             f"{x:,.0f}× ({us(b['dou-user'])} against {us(b['ours-user-guarded'])})",
             x >= GUARDED_VS_DOU,
         )
         for ours, theirs, label in DOU_UNGUARDED:
             x = b[theirs] / b[ours]
             target(
-                f"≥ 5× less than django-online-users, PostgreSQL: unguarded user, "
-                f"{label}",
+                f"≥ 5× less than django-online-users{where}: unguarded user, {label}",
                 f"{x:.1f}× ({us(b[theirs])} against {us(b[ours])})",
                 x >= UNGUARDED_VS_DOU,
             )
+
+    against_dou(a, "")
+    if pg and "skipped" not in pg:
+        against_dou(
+            {name: added(pg, name) for name in BY_NAME if BY_NAME[name].baseline},
+            ", PostgreSQL",
+        )
 
     extra_sql = counts["dou-user-me"]["sql"] - counts["none-user-me"]["sql"]
     headline_rows = [

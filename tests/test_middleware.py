@@ -305,14 +305,16 @@ def test_an_expired_guard_from_another_session_names_nobody(
     assert members(redis_client, "users") == [str(bob.pk)]
 
 
-def test_with_is_hidden_set_an_expired_guard_does_not_decide_who_is_hidden(
-    browser: Client,
-    django_user_model: type[User],
-    settings: SettingsWrapper,
-    redis_client: Redis,
-) -> None:
+@pytest.fixture
+def ghost(django_user_model: type[User], settings: SettingsWrapper) -> User:
+    """A user whom ``WHOS_ONLINE_IS_HIDDEN`` hides."""
     settings.WHOS_ONLINE_IS_HIDDEN = "tests.hiding.is_ghost"
-    ghost = django_user_model.objects.create_user("ghost")
+    return django_user_model.objects.create_user("ghost")
+
+
+def test_with_is_hidden_set_an_expired_guard_does_not_decide_who_is_hidden(
+    browser: Client, ghost: User, redis_client: Redis
+) -> None:
     browser.force_login(ghost)
     session_key = browser.cookies[django_settings.SESSION_COOKIE_NAME].value
     browser.cookies[GUARD] = expired_user_guard(ghost.pk, session_key)
@@ -321,29 +323,31 @@ def test_with_is_hidden_set_an_expired_guard_does_not_decide_who_is_hidden(
     assert members(redis_client, "users") == []
 
 
+def guard_read_back(rf: RequestFactory, user_pk: str) -> guard.Guard:
+    """The guard issued for ``user_pk``, as the next request reads it."""
+    request = rf.get("/")
+    response = HttpResponse()
+    guard.set_guard(response, request, user_pk=user_pk)
+    request.COOKIES[GUARD] = response.cookies[GUARD].value
+    issued = guard.read_guard(request)
+    assert issued is not None
+    return issued
+
+
 @pytest.mark.parametrize("pk", ["has space", "semi;colon", "x" * 65, ""])
 def test_a_primary_key_unsafe_in_a_cookie_is_left_out_of_the_guard(
     rf: RequestFactory, pk: str
 ) -> None:
-    request = rf.get("/")
-    response = HttpResponse()
-    guard.set_guard(response, request, user_pk=pk)
-    request.COOKIES[GUARD] = response.cookies[GUARD].value
-    issued = guard.read_guard(request)
-    assert issued is not None
+    issued = guard_read_back(rf, pk)
     assert issued.user_pk is None
     assert issued.holds
 
 
-def test_a_guard_names_a_uuid_primary_key(rf: RequestFactory) -> None:
-    pk = "6f1c1f9e-2b7a-4a53-9a3e-0d2f5e8b1c44"
-    request = rf.get("/")
-    response = HttpResponse()
-    guard.set_guard(response, request, user_pk=pk)
-    request.COOKIES[GUARD] = response.cookies[GUARD].value
-    issued = guard.read_guard(request)
-    assert issued is not None
-    assert issued.user_pk == pk
+@pytest.mark.parametrize("pk", ["42", "6f1c1f9e-2b7a-4a53-9a3e-0d2f5e8b1c44", "a.b:c"])
+def test_a_guard_names_a_primary_key_safe_in_a_cookie(
+    rf: RequestFactory, pk: str
+) -> None:
+    assert guard_read_back(rf, pk).user_pk == pk
 
 
 def test_a_guests_guard_names_no_user(browser: Client, rf: RequestFactory) -> None:
@@ -447,13 +451,8 @@ GOOGLEBOT = "Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.
 
 
 def test_a_hidden_user_is_recorded_as_hidden(
-    browser: Client,
-    django_user_model: type[User],
-    settings: SettingsWrapper,
-    redis_client: Redis,
+    browser: Client, ghost: User, redis_client: Redis
 ) -> None:
-    settings.WHOS_ONLINE_IS_HIDDEN = "tests.hiding.is_ghost"
-    ghost = django_user_model.objects.create_user("ghost")
     browser.force_login(ghost)
     browser.get("/")
     assert members(redis_client, "hidden") == [str(ghost.pk)]

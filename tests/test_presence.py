@@ -228,16 +228,21 @@ def guest_scripts(redis_commands: CommandCounter) -> int:
 
 
 @pytest.mark.usefixtures("small_batches")
-def test_prune_removes_stale_members_of_a_mostly_online_set_in_bounded_batches(
+@pytest.mark.parametrize(
+    "online",
+    [pytest.param(10, id="mostly online"), pytest.param(4, id="more than a batch")],
+)
+def test_prune_removes_stale_members_in_bounded_batches(
     redis_client: Redis,
     seen_ago: Callable[[str, str, float], None],
     redis_commands: CommandCounter,
+    online: int,
 ) -> None:
-    guests_seen(seen_ago, stale=7, online=10)
+    guests_seen(seen_ago, stale=7, online=online)
     redis_commands.commands.clear()
     assert presence.prune()["guests"] == 7
     assert guest_scripts(redis_commands) == 3
-    assert redis_client.zcard(presence.key("guests")) == 10
+    assert redis_client.zcard(presence.key("guests")) == online
 
 
 @pytest.mark.usefixtures("small_batches")
@@ -257,19 +262,6 @@ def test_prune_keeps_the_few_online_of_a_mostly_stale_set_in_one_step(
     ]
     assert 590 < redis_client.ttl(presence.key("guests")) <= 600
     assert not redis_client.exists(presence.key("prune-scratch"))
-
-
-@pytest.mark.usefixtures("small_batches")
-def test_prune_uses_batches_when_more_are_online_than_a_batch(
-    redis_client: Redis,
-    seen_ago: Callable[[str, str, float], None],
-    redis_commands: CommandCounter,
-) -> None:
-    guests_seen(seen_ago, stale=7, online=4)
-    redis_commands.commands.clear()
-    assert presence.prune()["guests"] == 7
-    assert guest_scripts(redis_commands) == 3
-    assert redis_client.zcard(presence.key("guests")) == 4
 
 
 def test_prune_of_a_set_with_nobody_online_deletes_it(
