@@ -952,9 +952,10 @@ LOAD_TEMPLATE = """\
 
 gunicorn {gunicorn}, {workers} worker × {threads} thread (gthread, keep-alive) per
 server, serving the example project (its own settings, with `DEBUG = False` and a
-SQLite file of the run's own). Two servers run at once, one without
-`WhosOnlineMiddleware` in `MIDDLEWARE` and one with it; everything else is the same,
-the widget included, and they share one Redis, so both widgets list the same people.
+SQLite file of the run's own). Three servers run at once, one without
+`WhosOnlineMiddleware` in `MIDDLEWARE`, one with it, and one with it for the clients
+that drop the guard; everything else is the same, the widget included, and they share
+one Redis, so every widget lists the same people.
 Each phase sends {users} logged-in clients and {guests} guests at one server for
 {seconds} s. Each client has a keep-alive connection from a loopback address of its
 own (so each guest is a different guest), keeps every cookie as a browser does, logged
