@@ -45,7 +45,7 @@ FULL = {
     "sizes": [10, 1_000, 100_000, 1_000_000],
     "size_rounds": 15,
     "prune_sizes": [10_000, 1_000_000],
-    "prune_repeats": 3,
+    "prune_repeats": 5,
     "memory_size": 100_000,
     # Many short rounds: this machine's noise comes in swings of tens of
     # seconds, and the verdict is a median of per-round ratios.
