@@ -10,8 +10,9 @@ may touch several keys in one round trip.
 
 Round trips: recording is one, a snapshot for the widget is one, statuses of
 any number of users are one, pruning is one per set and one more per batch
-of ``PRUNE_BATCH`` stale members when more than a batch are still online. (The first use of a script in a process costs two more while
-redis-py loads it.) docs/data-model.md lists them all.
+of ``PRUNE_BATCH`` stale members when more than a batch are still online.
+(The first use of a script in a process costs two more while redis-py loads
+it.) docs/data-model.md lists them all.
 """
 
 from __future__ import annotations
