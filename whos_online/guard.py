@@ -103,12 +103,6 @@ def read_guard(request: HttpRequest) -> Guard | None:
     return _verified(raw, session_key, address)
 
 
-def is_guarded(request: HttpRequest) -> bool:
-    """Whether the request carries an unexpired guard for this visitor."""
-    guard = read_guard(request)
-    return guard is not None and guard.holds
-
-
 def set_guard(
     response: HttpResponseBase,
     request: HttpRequest,
