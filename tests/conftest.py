@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import os
+import time
 import uuid
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -12,34 +14,53 @@ from pytest_django.fixtures import Settings as SettingsWrapper
 from redis import Redis
 
 from whos_online import presence
-from whos_online.bots import throttle
-from whos_online.connection import get_client
-from whos_online.failsafe import breaker
-from whos_online.privacy import salts
+from whos_online.conf import get_config
 
 
 @pytest.fixture(autouse=True)
 def isolated_presence(settings: SettingsWrapper) -> Iterator[str]:
-    """Give each test keys of its own, a closed breaker, and clean up after.
+    """Give each test keys of its own and clean up after.
 
+    A new prefix is a setting change, so the process state derived from
+    settings (breaker, guards, clock, salt, throttle) starts afresh too.
     Only keys under this test's prefix are deleted, so a real Redis shared
     with anything else is left as it was.
     """
     prefix = f"whos_online_test_{uuid.uuid4().hex[:12]}"
     settings.WHOS_ONLINE_KEY_PREFIX = prefix
-    breaker.reset()
-    throttle.reset()
-    salts.reset()
     yield prefix
     client: Redis = get_redis_connection("default")
     for name in client.scan_iter(match=f"{{{prefix}}}:*", count=1000):
         client.delete(name)
-    breaker.reset()
+
+
+class Clock:
+    """Time as the site and its (in-process) Redis see it, moved by hand."""
+
+    def __init__(self) -> None:
+        self.ahead = 0.0
+
+    def advance(self, seconds: float) -> None:
+        self.ahead += seconds
+
+
+@pytest.fixture
+def clock(monkeypatch: pytest.MonkeyPatch) -> Clock:
+    """Move time forward for the web server and fakeredis alike, to age
+    guards, tokens and members. A real Redis keeps its own time, so tests
+    that need this run on fakeredis only."""
+    if os.environ.get("REDIS_URL"):
+        pytest.skip("a real Redis does not follow the test's clock")
+    moved = Clock()
+    wall, monotonic = time.time, time.monotonic
+    monkeypatch.setattr(time, "time", lambda: wall() + moved.ahead)
+    monkeypatch.setattr(time, "monotonic", lambda: monotonic() + moved.ahead)
+    return moved
 
 
 @pytest.fixture
 def redis_client() -> Redis:
-    return get_client()
+    return get_config().client
 
 
 @pytest.fixture
@@ -92,11 +113,7 @@ def redis_commands(monkeypatch: pytest.MonkeyPatch) -> CommandCounter:
 @pytest.fixture
 def warm_scripts() -> None:
     """Load the Lua scripts so later calls are a single EVALSHA each."""
-    presence.record("guests", "192.0.2.255")
-    presence.snapshot(1)
-    presence.prune(dry_run=True)
-    get_client().zrem(presence.key("guests"), "192.0.2.255")
-    get_client().delete(presence.key("record"))
+    presence.load_scripts()
 
 
 @pytest.fixture

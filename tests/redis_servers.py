@@ -281,12 +281,16 @@ def redis_server(tmp_path: Path) -> Iterator[RedisServer]:
         yield server
 
 
+# The timeouts a site should set on the alias (check whos_online.W003).
+TIMEOUTS = {"SOCKET_TIMEOUT": 0.25, "SOCKET_CONNECT_TIMEOUT": 0.25}
+
+
 def cache_for(url: str, **options: Any) -> dict[str, Any]:
-    """A django-redis cache alias for ``url``."""
+    """A django-redis cache alias for ``url``, with short timeouts."""
     return {
         "BACKEND": "django_redis.cache.RedisCache",
         "LOCATION": url,
-        "OPTIONS": options,
+        "OPTIONS": {**TIMEOUTS, **options},
     }
 
 

@@ -71,19 +71,28 @@ CACHES = {
     "default": {
         "BACKEND": "django_redis.cache.RedisCache",
         "LOCATION": _LOCATION,
-        "OPTIONS": _fake_or_real(
-            {"CONNECTION_POOL_KWARGS": {"connection_class": FakeRedisConnection}}
-        ),
+        "OPTIONS": {
+            "SOCKET_TIMEOUT": 0.25,
+            "SOCKET_CONNECT_TIMEOUT": 0.25,
+            **_fake_or_real(
+                {"CONNECTION_POOL_KWARGS": {"connection_class": FakeRedisConnection}}
+            ),
+        },
     },
     "builtin": {
         "BACKEND": "django.core.cache.backends.redis.RedisCache",
         "LOCATION": _LOCATION,
-        "OPTIONS": _fake_or_real({"connection_class": FakeRedisConnection}),
+        "OPTIONS": {
+            "socket_timeout": 0.25,
+            "socket_connect_timeout": 0.25,
+            **_fake_or_real({"connection_class": FakeRedisConnection}),
+        },
     },
     # Nothing listens on port 1: connections are refused at once.
     "unreachable": {
         "BACKEND": "django_redis.cache.RedisCache",
         "LOCATION": "redis://127.0.0.1:1/0",
+        "OPTIONS": {"SOCKET_TIMEOUT": 0.25, "SOCKET_CONNECT_TIMEOUT": 0.25},
     },
     "locmem": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"},
 }

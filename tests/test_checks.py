@@ -5,6 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from django.core.exceptions import ImproperlyConfigured
+from django.http import HttpResponse
 from pytest_django.fixtures import Settings as SettingsWrapper
 
 from whos_online import checks
@@ -108,8 +110,8 @@ def test_a_guard_shorter_than_the_window_passes(settings: SettingsWrapper) -> No
         ("PROXY_COUNT", "1"),
         ("TRUSTED_PROXIES", "10.0.0.0/8"),
         ("TRUSTED_PROXIES", ["10.0.0.0/33"]),
-        ("SOCKET_TIMEOUT", 0),
-        ("SOCKET_TIMEOUT", "1"),
+        ("ROOM_TOKEN_MAX_AGE", 0),
+        ("ROOM_TOKEN_MAX_AGE", "1"),
         ("FAILURE_BACKOFF", -1),
         ("AWAY_AFTER", 0),
         ("HEARTBEAT_SECONDS", 1),
@@ -139,7 +141,7 @@ def test_wrongly_typed_settings_do_not_crash_the_other_checks(
 
 @pytest.mark.parametrize(
     ("name", "value"),
-    [("SOCKET_TIMEOUT", None), ("TRUSTED_PROXIES", ("10.0.0.0/8", "::1/128"))],
+    [("ROOM_TOKEN_MAX_AGE", 60), ("TRUSTED_PROXIES", ("10.0.0.0/8", "::1/128"))],
 )
 def test_valid_unusual_values_pass(
     settings: SettingsWrapper, name: str, value: object
@@ -175,13 +177,60 @@ def test_wrongly_typed_status_settings_are_left_to_e007(
 )
 def test_an_unusable_is_hidden_is_e009(settings: SettingsWrapper, path: str) -> None:
     settings.WHOS_ONLINE_IS_HIDDEN = path
-    assert ids(checks.check_hidden()) == ["whos_online.E009"]
+    assert ids(checks.check_imports()) == ["whos_online.E009"]
 
 
 def test_an_importable_is_hidden_passes(settings: SettingsWrapper) -> None:
     settings.WHOS_ONLINE_IS_HIDDEN = "tests.hiding.is_ghost"
-    assert checks.check_hidden() == []
+    assert checks.check_imports() == []
 
 
-def test_no_is_hidden_passes() -> None:
-    assert checks.check_hidden() == []
+def test_no_dotted_paths_pass() -> None:
+    assert checks.check_imports() == []
+
+
+def test_a_connection_factory_that_does_not_import_is_e010(
+    settings: SettingsWrapper,
+) -> None:
+    settings.WHOS_ONLINE_CONNECTION_FACTORY = "no.such.module.make_client"
+    assert ids(checks.check_imports()) == ["whos_online.E010"]
+
+
+def test_urls_not_included_is_w002(settings: SettingsWrapper) -> None:
+    settings.ROOT_URLCONF = "tests.urls_without_whos_online"
+    assert ids(checks.check_urls()) == ["whos_online.W002"]
+
+
+def test_included_urls_pass() -> None:
+    assert checks.check_urls() == []
+
+
+def test_a_cache_without_a_socket_timeout_is_w003(settings: SettingsWrapper) -> None:
+    settings.CACHES = {
+        **settings.CACHES,
+        "bare": {"BACKEND": "django_redis.cache.RedisCache", "LOCATION": "redis://x"},
+    }
+    settings.WHOS_ONLINE_CACHE_ALIAS = "bare"
+    assert ids(checks.check_cache()) == ["whos_online.W003"]
+
+
+def test_djangos_cache_without_a_socket_timeout_is_w003(
+    settings: SettingsWrapper,
+) -> None:
+    settings.CACHES = {
+        **settings.CACHES,
+        "bare": {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": "redis://x",
+        },
+    }
+    settings.WHOS_ONLINE_CACHE_ALIAS = "bare"
+    assert ids(checks.check_cache()) == ["whos_online.W003"]
+
+
+def test_the_middleware_without_the_app_installed_is_a_clear_error(
+    settings: SettingsWrapper,
+) -> None:
+    settings.INSTALLED_APPS = [a for a in settings.INSTALLED_APPS if a != "whos_online"]
+    with pytest.raises(ImproperlyConfigured, match="INSTALLED_APPS"):
+        WhosOnlineMiddleware(lambda request: HttpResponse())

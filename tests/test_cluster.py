@@ -20,8 +20,7 @@ from redis.crc import key_slot
 
 from tests.redis_servers import Cluster, cluster_in_use, real_redis, redis_cluster
 from whos_online import checks, presence
-from whos_online.conf import conf
-from whos_online.connection import get_client
+from whos_online.conf import conf, get_config
 
 pytestmark = real_redis
 
@@ -52,7 +51,7 @@ def site_keys() -> list[str]:
 
 
 def test_the_factory_builds_the_client() -> None:
-    assert isinstance(cast(object, get_client()), RedisCluster)
+    assert isinstance(cast(object, get_config().client), RedisCluster)
 
 
 def test_every_key_of_a_site_maps_to_one_slot(on_cluster: RedisCluster) -> None:

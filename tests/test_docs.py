@@ -24,7 +24,7 @@ def read(path: str) -> str:
 
 def check_ids_in_code() -> set[str]:
     source = Path(checks.__file__).read_text()
-    return set(re.findall(r'id="(whos_online\.[EW]\d{3})"', source))
+    return set(re.findall(r'"(whos_online\.[EW]\d{3})"', source))
 
 
 @pytest.mark.parametrize("setting", SETTINGS)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import logging
-import time
 from typing import Any
 
 import pytest
@@ -17,8 +16,9 @@ from django.utils.functional import SimpleLazyObject
 from pytest_django.fixtures import Settings as SettingsWrapper
 from redis import Redis
 
-from tests.conftest import CommandCounter
+from tests.conftest import Clock, CommandCounter
 from whos_online import guard, presence
+from whos_online.conf import get_config
 from whos_online.middleware import WhosOnlineMiddleware
 
 pytestmark = pytest.mark.django_db
@@ -249,20 +249,24 @@ def test_a_guard_with_a_later_expiry_written_in_counts_as_absent(
 
 
 def test_an_expired_guard_counts_as_absent(
-    browser: Client, redis_commands: CommandCounter
+    browser: Client, redis_commands: CommandCounter, clock: Clock
 ) -> None:
-    expired = str(int(time.time()) - 1)
-    mac = guard._mac(guard.guard_config(), expired, "g", "", "127.0.0.1", "")
-    browser.cookies[GUARD] = f"{expired}.g..{mac}"
+    browser.get("/")
+    clock.advance(301)
+    redis_commands.commands.clear()
     browser.get("/")
     assert "EVALSHA" in redis_commands.commands
 
 
-def expired_user_guard(pk: object, session_key: str) -> str:
-    expired = str(int(time.time()) - 1)
-    config = guard.guard_config()
-    mac = guard._mac(config, expired, "u", str(pk), "", session_key)
-    return f"{expired}.u.{pk}.{mac}"
+@pytest.fixture
+def alices_expired_guard(alice: User, clock: Clock) -> tuple[str, str]:
+    """Alice's guard and session key, her guard period since run out."""
+    alices = Client()
+    alices.force_login(alice)
+    alices.get("/")
+    clock.advance(301)
+    session_key = alices.cookies[django_settings.SESSION_COOKIE_NAME].value
+    return guard_cookie(alices), session_key
 
 
 def test_a_users_guard_lasts_as_long_as_the_session_cookie(
@@ -284,12 +288,17 @@ def test_a_users_guard_is_a_browser_session_cookie_when_the_session_is(
 
 
 def test_an_expired_users_guard_records_them_without_loading_session_or_user(
-    rf: RequestFactory, alice: User, redis_client: Redis
+    rf: RequestFactory,
+    alice: User,
+    alices_expired_guard: tuple[str, str],
+    redis_client: Redis,
 ) -> None:
+    raw, session_key = alices_expired_guard
+    redis_client.delete(presence.key("users"))
     request = rf.get("/")
-    request.COOKIES[django_settings.SESSION_COOKIE_NAME] = "alices-session-key"
-    request.COOKIES[GUARD] = expired_user_guard(alice.pk, "alices-session-key")
-    request.session = UnloadableSession("alices-session-key")
+    request.COOKIES[django_settings.SESSION_COOKIE_NAME] = session_key
+    request.COOKIES[GUARD] = raw
+    request.session = UnloadableSession(session_key)
     request.user = untouchable_user()
     response = WhosOnlineMiddleware(lambda request: HttpResponse())(request)
     assert members(redis_client, "users") == [str(alice.pk)]
@@ -297,10 +306,14 @@ def test_an_expired_users_guard_records_them_without_loading_session_or_user(
 
 
 def test_an_expired_guard_from_another_session_names_nobody(
-    browser: Client, alice: User, bob: User, redis_client: Redis
+    browser: Client,
+    bob: User,
+    alices_expired_guard: tuple[str, str],
+    redis_client: Redis,
 ) -> None:
+    redis_client.delete(presence.key("users"))
     browser.force_login(bob)
-    browser.cookies[GUARD] = expired_user_guard(alice.pk, "alices-session-key")
+    browser.cookies[GUARD] = alices_expired_guard[0]
     browser.get("/")
     assert members(redis_client, "users") == [str(bob.pk)]
 
@@ -313,47 +326,52 @@ def ghost(django_user_model: type[User], settings: SettingsWrapper) -> User:
 
 
 def test_with_is_hidden_set_an_expired_guard_does_not_decide_who_is_hidden(
-    browser: Client, ghost: User, redis_client: Redis
+    browser: Client, ghost: User, redis_client: Redis, clock: Clock
 ) -> None:
     browser.force_login(ghost)
-    session_key = browser.cookies[django_settings.SESSION_COOKIE_NAME].value
-    browser.cookies[GUARD] = expired_user_guard(ghost.pk, session_key)
+    browser.get("/")
+    redis_client.delete(presence.key("hidden"))
+    clock.advance(301)
     browser.get("/")
     assert members(redis_client, "hidden") == [str(ghost.pk)]
     assert members(redis_client, "users") == []
 
 
-def guard_read_back(rf: RequestFactory, user_pk: str) -> guard.Guard:
+def guard_read_back(user_pk: str) -> guard.Guard:
     """The guard issued for ``user_pk``, as the next request reads it."""
-    request = rf.get("/")
+    presence.sync_clock()
+    config = get_config()
     response = HttpResponse()
-    guard.set_guard(response, request, user_pk=user_pk)
-    request.COOKIES[GUARD] = response.cookies[GUARD].value
-    issued = guard.read_guard(request)
+    guard.issue(
+        config,
+        response,
+        session_key="",
+        user_pk=user_pk,
+        guest_address=None,
+        server_now=config.state.clock.now(),
+        generation=config.state.clock.generation,
+        secure=False,
+    )
+    issued = guard.read(config, response.cookies[GUARD].value, "", "")
     assert issued is not None
     return issued
 
 
 @pytest.mark.parametrize("pk", ["has space", "semi;colon", "x" * 65, ""])
-def test_a_primary_key_unsafe_in_a_cookie_is_left_out_of_the_guard(
-    rf: RequestFactory, pk: str
-) -> None:
-    issued = guard_read_back(rf, pk)
+def test_a_primary_key_unsafe_in_a_cookie_is_left_out_of_the_guard(pk: str) -> None:
+    issued = guard_read_back(pk)
     assert issued.user_pk is None
-    assert issued.holds
+    assert issued.holds(get_config().state.clock)
 
 
 @pytest.mark.parametrize("pk", ["42", "6f1c1f9e-2b7a-4a53-9a3e-0d2f5e8b1c44", "a.b:c"])
-def test_a_guard_names_a_primary_key_safe_in_a_cookie(
-    rf: RequestFactory, pk: str
-) -> None:
-    assert guard_read_back(rf, pk).user_pk == pk
+def test_a_guard_names_a_primary_key_safe_in_a_cookie(pk: str) -> None:
+    assert guard_read_back(pk).user_pk == pk
 
 
-def test_a_guests_guard_names_no_user(browser: Client, rf: RequestFactory) -> None:
-    request = rf.get("/")
-    request.COOKIES[GUARD] = browser.get("/").cookies[GUARD].value
-    issued = guard.read_guard(request)
+def test_a_guests_guard_names_no_user(browser: Client) -> None:
+    raw = browser.get("/").cookies[GUARD].value
+    issued = guard.read(get_config(), raw, "", "127.0.0.1")
     assert issued is not None
     assert issued.user_pk is None
 

@@ -15,6 +15,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from typing import Any
 
 import pytest
 from django.test import Client
@@ -28,8 +29,7 @@ from tests.redis_servers import (
     redis_server,
 )
 from whos_online import presence
-from whos_online.connection import get_client
-from whos_online.failsafe import breaker
+from whos_online.conf import get_config
 from whos_online.presence import Kind
 
 __all__ = ["on_redis_server", "redis_server"]  # fixtures, used by name
@@ -79,7 +79,7 @@ def visit(n: int, phase: Phase) -> None:
 
 
 def is_recorded(n: int) -> bool:
-    return get_client().zscore(presence.key("guests"), address(n)) is not None
+    return get_config().client.zscore(presence.key("guests"), address(n)) is not None
 
 
 @pytest.fixture
@@ -88,9 +88,9 @@ def phases(monkeypatch: pytest.MonkeyPatch) -> list[Phase]:
     found: list[Phase] = []
     record = presence.record
 
-    def counting(kind: Kind, member: str) -> float:
+    def counting(kind: Kind, member: str, **options: Any) -> Any:
         found[-1].tries += 1
-        return record(kind, member)
+        return record(kind, member, **options)
 
     monkeypatch.setattr(presence, "record", counting)
     return found
@@ -185,7 +185,7 @@ def test_a_redis_that_never_answers_costs_one_bounded_wait_then_none(
 ) -> None:
     first, later = Phase("first request"), Phase("next 20 requests")
     visit(1, first)
-    assert breaker.is_open
+    assert get_config().state.breaker.is_open
     for n in range(2, 22):
         visit(n, later)
 

@@ -382,13 +382,13 @@ def test_history_ignores_samples_older_than_a_day(
 
 
 def test_a_heartbeat_records_a_user_not_seen_recently() -> None:
-    assert presence.record_heartbeat(1, hidden=False, least_interval=30) is not None
+    assert presence.record("users", "1", least_interval=30) is not None
     assert presence.last_seen(1) is not None
 
 
 def test_a_heartbeat_soon_after_a_record_is_refused() -> None:
     first = presence.record_user(1)
-    assert presence.record_heartbeat(1, hidden=False, least_interval=30) is None
+    assert presence.record("users", "1", least_interval=30) is None
     assert presence.last_seen(1) == pytest.approx(first)
 
 
@@ -423,11 +423,11 @@ def test_last_seen_many_of_nobody_still_knows_the_time(
     assert found.now == pytest.approx(server_now(), abs=5)
 
 
-def test_forgetting_a_user_removes_them_from_both_sets(redis_client: Redis) -> None:
+def test_logging_out_removes_the_user_from_both_sets(redis_client: Redis) -> None:
     presence.record_user(1)
     presence.record_user(2, hidden=True)
-    presence.forget_user(1)
-    presence.forget_user(2)
+    assert presence.log_out("1", device="")
+    assert presence.log_out("2", device="")
     assert redis_client.zcard(presence.key("users")) == 0
     assert redis_client.zcard(presence.key("hidden")) == 0
 

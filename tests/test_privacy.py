@@ -9,9 +9,20 @@ from redis import Redis
 
 from whos_online import presence
 from whos_online.addresses import truncate
-from whos_online.privacy import SALT_SECONDS, salts
+from whos_online.conf import get_config
+from whos_online.privacy import SALT_SECONDS
 
 pytestmark = pytest.mark.django_db
+
+
+def visit(address: str, path: str = "/") -> None:
+    """A guest at ``address`` opens a page in a browser of their own."""
+    Client().get(path, REMOTE_ADDR=address)
+
+
+def another_process() -> None:
+    """Forget what this process learnt, as a newly started one would."""
+    get_config.cache_clear()
 
 
 def guests(redis_client: Redis) -> list[str]:
@@ -25,7 +36,7 @@ def hashed(settings: SettingsWrapper) -> None:
 
 
 def test_addresses_are_stored_in_full_by_default(redis_client: Redis) -> None:
-    presence.record_guest("203.0.113.7")
+    visit("203.0.113.7")
     assert guests(redis_client) == ["203.0.113.7"]
 
 
@@ -45,15 +56,15 @@ def test_truncated_guests_of_one_network_count_as_one(
     settings: SettingsWrapper, redis_client: Redis
 ) -> None:
     settings.WHOS_ONLINE_GUEST_ADDRESSES = "truncated"
-    presence.record_guest("203.0.113.7")
-    presence.record_guest("203.0.113.8")
-    presence.record_guest("198.51.100.1")
+    visit("203.0.113.7")
+    visit("203.0.113.8")
+    visit("198.51.100.1")
     assert sorted(guests(redis_client)) == ["198.51.100.0", "203.0.113.0"]
 
 
 @pytest.mark.usefixtures("hashed")
 def test_hashed_guests_are_stored_without_the_address(redis_client: Redis) -> None:
-    presence.record_guest("203.0.113.7")
+    visit("203.0.113.7")
     (member,) = guests(redis_client)
     assert member.startswith("h:") and len(member) == 26
     assert "203" not in member
@@ -61,38 +72,38 @@ def test_hashed_guests_are_stored_without_the_address(redis_client: Redis) -> No
 
 @pytest.mark.usefixtures("hashed")
 def test_a_hashed_guest_counts_once(redis_client: Redis) -> None:
-    presence.record_guest("203.0.113.7")
-    presence.record_guest("203.0.113.7")
-    presence.record_guest("203.0.113.8")
+    visit("203.0.113.7")
+    visit("203.0.113.7")
+    visit("203.0.113.8")
     assert len(guests(redis_client)) == 2
 
 
 @pytest.mark.usefixtures("hashed")
 def test_the_salt_lives_in_redis_for_a_day(redis_client: Redis) -> None:
-    presence.record_guest("203.0.113.7")
+    visit("203.0.113.7")
     assert 0 < redis_client.ttl(presence.key("salt")) <= SALT_SECONDS
 
 
 @pytest.mark.usefixtures("hashed")
 def test_a_new_salt_gives_new_hashes(redis_client: Redis) -> None:
-    presence.record_guest("203.0.113.7")
+    visit("203.0.113.7")
     redis_client.delete(presence.key("salt"))
-    salts.reset()
-    presence.record_guest("203.0.113.7")
+    another_process()
+    visit("203.0.113.7")
     assert len(guests(redis_client)) == 2
 
 
 @pytest.mark.usefixtures("hashed")
 def test_processes_share_the_salt(redis_client: Redis) -> None:
-    presence.record_guest("203.0.113.7")
-    salts.reset()  # as if another process
-    presence.record_guest("203.0.113.7")
+    visit("203.0.113.7")
+    another_process()
+    visit("203.0.113.7")
     assert len(guests(redis_client)) == 1
 
 
 @pytest.mark.usefixtures("hashed")
 def test_rooms_store_guests_the_same_way(redis_client: Redis) -> None:
-    presence.record_in_room("thread:1", "guests", "203.0.113.7")
+    visit("203.0.113.7", "/thread/1/")
     found: list[bytes] = redis_client.zrange(presence.key("guests", "thread:1"), 0, -1)  # type: ignore[assignment]
     assert found[0].startswith(b"h:")
 

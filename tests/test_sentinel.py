@@ -14,10 +14,16 @@ import pytest
 from pytest_django.fixtures import Settings as SettingsWrapper
 from redis.sentinel import SentinelConnectionPool
 
-from tests.redis_servers import SentinelSetup, real_redis, redis_sentinel, wait_until
+from tests.redis_servers import (
+    TIMEOUTS,
+    SentinelSetup,
+    real_redis,
+    redis_sentinel,
+    wait_until,
+)
 from whos_online import presence
-from whos_online.connection import get_client
-from whos_online.failsafe import breaker
+from whos_online.conf import get_config
+from whos_online.failsafe import quietly
 
 pytestmark = real_redis
 
@@ -35,6 +41,7 @@ def sentinel_cache(setup: SentinelSetup) -> dict[str, Any]:
             "CLIENT_CLASS": "django_redis.client.SentinelClient",
             "CONNECTION_FACTORY": "django_redis.pool.SentinelConnectionFactory",
             "SENTINELS": [("127.0.0.1", setup.sentinel.port)],
+            **TIMEOUTS,
         },
     }
 
@@ -50,13 +57,13 @@ def through_sentinel(
 
 
 def test_the_client_asks_sentinel_for_the_master() -> None:
-    pool = get_client().connection_pool
+    pool = get_config().client.connection_pool
     assert isinstance(pool, SentinelConnectionPool)
     assert pool.is_master
 
 
-def test_the_client_gets_the_apps_timeouts() -> None:
-    kwargs = get_client().connection_pool.connection_kwargs
+def test_the_client_keeps_the_caches_timeouts() -> None:
+    kwargs = get_config().client.connection_pool.connection_kwargs
     assert (kwargs["socket_timeout"], kwargs["socket_connect_timeout"]) == (0.25, 0.25)
 
 
@@ -74,7 +81,7 @@ def test_visits_are_recorded_on_the_master(through_sentinel: SentinelSetup) -> N
 
 
 def record_through_breaker(member: str) -> bool:
-    return breaker.call(lambda: presence.record_guest(member), None) is not None
+    return quietly(lambda: presence.record_guest(member), None) is not None
 
 
 def test_recording_resumes_after_sentinel_promotes_the_replica(
@@ -86,7 +93,7 @@ def test_recording_resumes_after_sentinel_promotes_the_replica(
     assert old_master == setup.master.port, "run before any other failover"
     # Replication is async: wait until the replica has it, in waits shorter
     # than the client's 0.25 s read timeout so a loaded machine cannot trip it.
-    wait_until(lambda: get_client().wait(1, 100) >= 1, "replication", 10)
+    wait_until(lambda: get_config().client.wait(1, 100) >= 1, "replication", 10)
 
     setup.master.stop()
     waited = wait_until(

@@ -41,9 +41,9 @@ def test_it_counts_users_and_guests(alice: User) -> None:
 
 
 def test_it_says_which_window_it_is_based_on(settings: SettingsWrapper) -> None:
-    assert "Based on users active over the past 15 minutes." in render()
+    assert "Based on visitors active over the past 15 minutes." in render()
     settings.WHOS_ONLINE_WINDOW = 300
-    assert "Based on users active over the past 5 minutes." in render()
+    assert "Based on visitors active over the past 5 minutes." in render()
 
 
 def test_it_hides_users_seen_before_the_window(
@@ -91,13 +91,13 @@ def test_names_link_to_the_user_when_the_model_has_absolute_urls(
         User, "get_absolute_url", lambda self: f"/people/{self.pk}/", raising=False
     )
     presence.record_user(alice.pk)
-    assert f'<a href="/people/{alice.pk}/">alice</a>' in render()
+    assert f'<a href="/people/{alice.pk}/"><bdi>alice</bdi></a>' in render()
 
 
 def test_names_are_not_links_without_absolute_urls(alice: User) -> None:
     presence.record_user(alice.pk)
     html = render()
-    assert "<span>alice</span>" in html
+    assert "<bdi>alice</bdi>" in html
     assert "<a " not in html
 
 
@@ -168,8 +168,8 @@ def test_it_counts_hidden_users_and_bots(alice: User) -> None:
     presence.record_user(alice.pk, hidden=True)
     presence.record("bots", "Googlebot")
     html = render()
-    assert "1 hidden" in html
-    assert "1 bot." in html
+    assert "1 hidden user" in html
+    assert "1 crawler (not counted)" in html
     assert "alice" not in html
 
 
@@ -180,7 +180,7 @@ def test_it_lists_bots_by_name() -> None:
 
 def test_it_shows_the_most_ever_online(alice: User) -> None:
     presence.record_user(alice.pk)
-    assert "Most users ever online was 1 on" in render()
+    assert "Most ever online: 1 on" in render()
 
 
 def test_a_room_widget_lists_the_room_only(alice: User, bob: User) -> None:
@@ -189,7 +189,7 @@ def test_a_room_widget_lists_the_room_only(alice: User, bob: User) -> None:
     html = render('{% whos_online room="thread:1" %}')
     assert "bob" in html
     assert "alice" not in html
-    assert "Most users ever" not in html
+    assert "Most ever" not in html
 
 
 def test_refresh_adds_the_fragment_url_and_the_script() -> None:
@@ -220,19 +220,37 @@ def test_refresh_is_left_out_where_the_urls_are_not_included(
 
 @pytest.mark.parametrize(
     ("kind", "expected"),
-    [("total", "4"), ("users", "1"), ("hidden", "1"), ("guests", "1"), ("bots", "1")],
+    [
+        ("people", 3),
+        ("total", 4),
+        ("users", 1),
+        ("hidden", 1),
+        ("guests", 1),
+        ("bots", 1),
+    ],
 )
 def test_online_count_counts_each_kind(
-    alice: User, bob: User, kind: str, expected: str
+    alice: User, bob: User, kind: str, expected: int
 ) -> None:
     presence.record_user(alice.pk)
     presence.record_user(bob.pk, hidden=True)
     presence.record_guest("192.0.2.1")
     presence.record("bots", "Googlebot")
-    source = (
-        "{% online_count %}" if kind == "total" else f'{{% online_count "{kind}" %}}'
+    source = f'{{% online_count "{kind}" as n %}}{{{{ n|add:0 }}}}'
+    assert render(source) == str(expected)
+
+
+def test_online_count_counts_people_by_default(alice: User) -> None:
+    presence.record_user(alice.pk)
+    presence.record("bots", "Googlebot")
+    assert render("{% online_count as n %}{{ n|add:0 }}") == "1"
+
+
+def test_online_count_is_marked_for_the_refresh_script(alice: User) -> None:
+    presence.record_user(alice.pk)
+    assert render("{% online_count %}") == (
+        '<span class="whos-online-count" data-whos-online-count="people">1</span>'
     )
-    assert render(source) == expected
 
 
 def test_online_count_refuses_an_unknown_kind() -> None:

@@ -33,18 +33,20 @@ def everyone(alice: User, bob: User) -> None:
 
 @pytest.mark.usefixtures("everyone")
 def test_json_has_the_counts_the_visible_users_and_the_window(browser: Client) -> None:
-    data = browser.get(JSON).json()
+    data = browser.get(JSON).json()  # the reader is a guest, and counts
     assert data["counts"] == {
+        "people": 4,
         "users": 1,
         "hidden": 1,
-        "guests": 1,
+        "guests": 2,
         "bots": 1,
-        "total": 4,
+        "total": 5,
     }
     assert [user["name"] for user in data["users"]] == ["alice"]
     assert data["bots"] == ["Googlebot"]
+    assert data["other_bots"] == 0
     assert data["window"] == 900
-    assert data["record"]["count"] == 3
+    assert data["record"]["count"] == 4
 
 
 @pytest.mark.usefixtures("everyone")

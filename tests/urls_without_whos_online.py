@@ -1,7 +1,9 @@
-"""A site that has not included whos_online.urls."""
+"""A site that forgot ``include("whos_online.urls")``."""
 
 from __future__ import annotations
 
-from django.urls import URLPattern
+from django.urls import path
 
-urlpatterns: list[URLPattern] = []
+from tests.urls import page
+
+urlpatterns = [path("", page)]

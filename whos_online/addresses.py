@@ -15,9 +15,7 @@ import functools
 import ipaddress
 from collections.abc import Mapping, Sequence
 
-from whos_online.conf import conf
-
-IPNetwork = ipaddress.IPv4Network | ipaddress.IPv6Network
+from whos_online.conf import IPNetwork
 
 # Longer than any address: "ffff:ffff:ffff:ffff:ffff:ffff:255.255.255.255%zone".
 MAX_ADDRESS_LENGTH = 64
@@ -57,11 +55,14 @@ def truncate(address: str) -> str:
     return ipaddress.ip_network(f"{address}/{prefix}", strict=False)[0].compressed
 
 
-def client_address(meta: Mapping[str, object]) -> str | None:
-    """The address of the client that sent a request with this ``META``."""
+def client_address(
+    meta: Mapping[str, object],
+    proxy_count: int = 0,
+    networks: tuple[IPNetwork, ...] = (),
+) -> str | None:
+    """The address of the client that sent a request with this ``META``,
+    behind ``proxy_count`` proxies or proxies in ``networks``."""
     remote = normalise(meta.get("REMOTE_ADDR"))
-    proxy_count = conf.PROXY_COUNT
-    networks = trusted_networks(tuple(conf.TRUSTED_PROXIES))
     if remote is None or not (proxy_count or networks):
         return remote
     if networks and not _is_trusted(remote, networks):
@@ -92,15 +93,3 @@ def _first_untrusted_from_right(
 def _is_trusted(address: str, networks: tuple[IPNetwork, ...]) -> bool:
     parsed = ipaddress.ip_address(address)
     return any(parsed in network for network in networks)
-
-
-@functools.cache
-def trusted_networks(specs: tuple[str, ...]) -> tuple[IPNetwork, ...]:
-    """Parsed ``WHOS_ONLINE_TRUSTED_PROXIES``; a system check reports bad ones."""
-    networks = []
-    for spec in specs:
-        try:
-            networks.append(ipaddress.ip_network(spec, strict=False))
-        except (TypeError, ValueError):
-            continue
-    return tuple(networks)

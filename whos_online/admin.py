@@ -20,6 +20,7 @@ from django.urls import URLPattern, path
 from django.utils.text import capfirst
 
 from whos_online.models import OnlineNow
+from whos_online.roster import is_active_staff
 from whos_online.staff import staff_overview
 
 if TYPE_CHECKING:
@@ -29,7 +30,7 @@ else:
 
 
 def is_staff(request: HttpRequest) -> bool:
-    return bool(request.user.is_active and request.user.is_staff)
+    return is_active_staff(request.user)
 
 
 @admin.register(OnlineNow)

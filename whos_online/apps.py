@@ -1,9 +1,8 @@
 from __future__ import annotations
 
 from django.apps import AppConfig
-from django.contrib.auth.signals import user_logged_out
+from django.contrib.auth import signals as auth_signals
 from django.core import checks
-from django.core.signals import setting_changed
 
 
 class WhosOnlineConfig(AppConfig):
@@ -19,6 +18,6 @@ class WhosOnlineConfig(AppConfig):
         checks.register(our_checks.check_cache, checks.Tags.caches)
         checks.register(our_checks.check_guard)
         checks.register(our_checks.check_statuses)
-        checks.register(our_checks.check_hidden)
-        setting_changed.connect(signals.forget_cached_settings)
-        user_logged_out.connect(signals.forget_logged_out_user)
+        checks.register(our_checks.check_imports)
+        checks.register(our_checks.check_urls, checks.Tags.urls)
+        auth_signals.user_logged_out.connect(signals.user_logged_out)

@@ -12,10 +12,11 @@ from typing import Any, cast
 from django.conf import settings
 from django.core.cache import InvalidCacheBackendError, caches
 from django.core.checks import CheckMessage, Error, Warning
+from django.urls import NoReverseMatch, reverse
 from django.utils.module_loading import import_string
 
 from whos_online.conf import conf
-from whos_online.connection import is_redis_backend
+from whos_online.connection import has_read_timeout, is_redis_backend
 
 MIDDLEWARE_PATH = "whos_online.middleware.WhosOnlineMiddleware"
 AUTH_MIDDLEWARE_PATH = "django.contrib.auth.middleware.AuthenticationMiddleware"
@@ -98,6 +99,19 @@ def check_cache(**kwargs: Any) -> list[CheckMessage]:
                 id="whos_online.E005",
             )
         ]
+    if not has_read_timeout(alias):
+        return [
+            Warning(
+                f"The cache {alias!r} named by WHOS_ONLINE_CACHE_ALIAS sets no "
+                "socket timeout, so a Redis that stops answering would hold "
+                "every request until the operating system gives up.",
+                hint='Set OPTIONS {"SOCKET_TIMEOUT": 0.25, '
+                '"SOCKET_CONNECT_TIMEOUT": 0.25} (django-redis) or '
+                '{"socket_timeout": 0.25, "socket_connect_timeout": 0.25} '
+                "(Django's RedisCache).",
+                id="whos_online.W003",
+            )
+        ]
     return []
 
 
@@ -144,25 +158,53 @@ def check_statuses(**kwargs: Any) -> list[CheckMessage]:
     return messages
 
 
-def check_hidden(**kwargs: Any) -> list[CheckMessage]:
-    path = cast(object, conf.IS_HIDDEN)
-    if not _is_name(path):
-        return []  # None, or reported by check_settings
+def check_imports(**kwargs: Any) -> list[CheckMessage]:
+    """The dotted paths in settings name functions that import."""
+    messages: list[CheckMessage] = []
+    for name, expected, check_id in (
+        ("IS_HIDDEN", "a function f(user) -> bool", "whos_online.E009"),
+        (
+            "CONNECTION_FACTORY",
+            "a function returning a Redis client",
+            "whos_online.E010",
+        ),
+    ):
+        path = cast(object, getattr(conf, name))
+        if not _is_name(path):
+            continue  # None, or reported by check_settings
+        try:
+            found = import_string(str(path))
+        except ImportError as exc:
+            found, reason = None, str(exc)
+        else:
+            reason = "it is not callable"
+        if not callable(found):
+            messages.append(
+                Error(
+                    f"WHOS_ONLINE_{name} names {path!r}, which cannot be used: "
+                    f"{reason}.",
+                    hint=f"Name {expected}.",
+                    id=check_id,
+                )
+            )
+    return messages
+
+
+def check_urls(**kwargs: Any) -> list[CheckMessage]:
     try:
-        found = import_string(str(path))
-    except ImportError as exc:
-        found, reason = None, str(exc)
-    else:
-        reason = "it is not callable"
-    if callable(found):
-        return []
-    return [
-        Error(
-            f"WHOS_ONLINE_IS_HIDDEN names {path!r}, which cannot be used: {reason}.",
-            hint="Name a function that takes a user and returns True to hide them.",
-            id="whos_online.E009",
-        )
-    ]
+        reverse("whos_online:widget")
+    except NoReverseMatch:
+        return [
+            Warning(
+                "whos_online.urls is not included in the URLconf, so "
+                "{% whos_online refresh=N %}, {% whos_online_heartbeat %}, "
+                "{% whos_online_beacon %} and the JSON endpoint do nothing.",
+                hint='Add path("whos-online/", include("whos_online.urls")) '
+                "to your urlpatterns.",
+                id="whos_online.W002",
+            )
+        ]
+    return []
 
 
 def _is_whole(value: object, minimum: int) -> bool:
@@ -183,10 +225,6 @@ def _is_name(value: object) -> bool:
 
 def _is_prefix(value: object) -> bool:
     return _is_name(value) and not set("{}") & set(str(value))
-
-
-def _is_timeout(value: object) -> bool:
-    return value is None or (_is_number(value, 0) and value != 0)
 
 
 def _are_networks(value: object) -> bool:
@@ -218,7 +256,6 @@ SETTING_RULES: dict[str, tuple[Callable[[Any], bool], str]] = {
         lambda v: v in ("full", "truncated", "hashed"),
         'one of "full", "truncated" or "hashed"',
     ),
-    "SOCKET_TIMEOUT": (_is_timeout, "a positive number of seconds, or None"),
     "FAILURE_BACKOFF": (lambda v: _is_number(v, 0), "a number of seconds, 0 or more"),
     "AWAY_AFTER": (lambda v: _is_whole(v, 1), "a whole number of seconds, at least 1"),
     "HEARTBEAT_SECONDS": (
@@ -226,6 +263,10 @@ SETTING_RULES: dict[str, tuple[Callable[[Any], bool], str]] = {
         "a whole number of seconds, at least 2",
     ),
     "MAX_ROOMS": (lambda v: _is_whole(v, 1), "a whole number, at least 1"),
+    "ROOM_TOKEN_MAX_AGE": (
+        lambda v: _is_whole(v, 1),
+        "a whole number of seconds, at least 1",
+    ),
     "IS_HIDDEN": (
         lambda v: v is None or _is_name(v),
         "None or the dotted path of a function f(user) -> bool",

@@ -1,131 +1,232 @@
-"""Every setting of the app, with its default.
+"""Every setting of the app, with its default, and what is derived from them.
 
-Nothing is copied into ``django.conf.settings``. Each property reads its
-setting on first use and remembers it until a ``setting_changed`` signal
-(``override_settings``, pytest-django's ``settings``) clears the memory.
+``conf.WINDOW`` and its siblings read ``django.conf.settings`` at each use,
+so ``override_settings`` just works; nothing is written into settings.
+
+The request path cannot afford that (reading a setting that is not set costs
+about 2 µs), so :func:`get_config` builds one :class:`Config` holding every
+value derived from settings, and the per-process state that depends on them
+(the circuit breaker, verified guards, the server clock, the salt, the bot
+throttle). The one ``setting_changed`` receiver below drops it; anything
+added to :class:`Config` is dropped with it.
 """
 
 from __future__ import annotations
 
-from typing import Any, TypeVar
+import functools
+import hashlib
+import ipaddress
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
 from django.conf import settings
+from django.core.signals import setting_changed
+from django.dispatch import receiver
+from django.utils.module_loading import import_string
 
-T = TypeVar("T")
+if TYPE_CHECKING:
+    from redis import Redis
+
+    from whos_online.state import State
+
+IPNetwork = ipaddress.IPv4Network | ipaddress.IPv6Network
 
 
 class Settings:
-    def __init__(self) -> None:
-        self._values: dict[str, Any] = {}
-
-    def _get(self, name: str, default: T) -> T:
-        # Reading a setting that is not set costs an AttributeError inside
-        # LazySettings (about 2 µs); the request path reads a dozen, so values
-        # are remembered until signals.forget_cached_settings clears them.
-        try:
-            return self._values[name]  # type: ignore[no-any-return]
-        except KeyError:
-            value: T = getattr(settings, f"WHOS_ONLINE_{name}", default)
-            self._values[name] = value
-            return value
-
-    def forget(self) -> None:
-        """Read every setting afresh (called when a setting changes)."""
-        self._values.clear()
+    """One property per setting: ``conf.WINDOW`` is ``WHOS_ONLINE_WINDOW``."""
 
     @property
     def CACHE_ALIAS(self) -> str:
-        return self._get("CACHE_ALIAS", "default")
+        """The cache alias whose Redis holds presence data."""
+        return getattr(settings, "WHOS_ONLINE_CACHE_ALIAS", "default")
 
     @property
     def KEY_PREFIX(self) -> str:
-        return self._get("KEY_PREFIX", "whos_online")
+        """Start of every key, and its Redis Cluster hash tag."""
+        return getattr(settings, "WHOS_ONLINE_KEY_PREFIX", "whos_online")
 
     @property
     def WINDOW(self) -> int:
         """Seconds since the last visit during which a member counts as online."""
-        return self._get("WINDOW", 15 * 60)
+        return getattr(settings, "WHOS_ONLINE_WINDOW", 15 * 60)
 
     @property
     def GUARD_SECONDS(self) -> int:
         """Seconds the guard cookie spares a visitor from being recorded again."""
-        return self._get("GUARD_SECONDS", 5 * 60)
+        return getattr(settings, "WHOS_ONLINE_GUARD_SECONDS", 5 * 60)
 
     @property
     def GUARD_COOKIE_NAME(self) -> str:
-        return self._get("GUARD_COOKIE_NAME", "whos_online")
+        return getattr(settings, "WHOS_ONLINE_GUARD_COOKIE_NAME", "whos_online")
 
     @property
     def MAX_NAMES(self) -> int:
         """How many names the widget lists before "and N more"."""
-        return self._get("MAX_NAMES", 50)
+        return getattr(settings, "WHOS_ONLINE_MAX_NAMES", 50)
 
     @property
     def MAX_MEMBERS(self) -> int:
         """The most members one sorted set keeps; the oldest are trimmed first."""
-        return self._get("MAX_MEMBERS", 100_000)
+        return getattr(settings, "WHOS_ONLINE_MAX_MEMBERS", 100_000)
 
     @property
     def PROXY_COUNT(self) -> int:
         """How many reverse proxies in front of Django append to X-Forwarded-For."""
-        return self._get("PROXY_COUNT", 0)
+        return getattr(settings, "WHOS_ONLINE_PROXY_COUNT", 0)
 
     @property
     def TRUSTED_PROXIES(self) -> list[str]:
         """Networks (CIDR) of reverse proxies whose X-Forwarded-For is believed."""
-        return self._get("TRUSTED_PROXIES", [])
+        return getattr(settings, "WHOS_ONLINE_TRUSTED_PROXIES", [])
 
     @property
     def GUEST_ADDRESSES(self) -> str:
         """How guest addresses are stored: "full", "truncated" or "hashed"."""
-        return self._get("GUEST_ADDRESSES", "full")
-
-    @property
-    def SOCKET_TIMEOUT(self) -> float | None:
-        """Connect and read timeout, in seconds, for presence commands."""
-        return self._get("SOCKET_TIMEOUT", 0.25)
+        return getattr(settings, "WHOS_ONLINE_GUEST_ADDRESSES", "full")
 
     @property
     def AWAY_AFTER(self) -> int:
         """Seconds after which a user still in the window shows as away."""
-        return self._get("AWAY_AFTER", 5 * 60)
+        return getattr(settings, "WHOS_ONLINE_AWAY_AFTER", 5 * 60)
 
     @property
     def HEARTBEAT_SECONDS(self) -> int:
         """Seconds between the heartbeat script's pings while a page is visible."""
-        return self._get("HEARTBEAT_SECONDS", 60)
+        return getattr(settings, "WHOS_ONLINE_HEARTBEAT_SECONDS", 60)
 
     @property
     def MAX_ROOMS(self) -> int:
         """The most rooms in use within one window; new rooms wait beyond it."""
-        return self._get("MAX_ROOMS", 10_000)
+        return getattr(settings, "WHOS_ONLINE_MAX_ROOMS", 10_000)
+
+    @property
+    def ROOM_TOKEN_MAX_AGE(self) -> int:
+        """Seconds a room token (for the refresh and the beacon) stays valid."""
+        return getattr(settings, "WHOS_ONLINE_ROOM_TOKEN_MAX_AGE", 24 * 60 * 60)
 
     @property
     def IS_HIDDEN(self) -> str | None:
         """Dotted path to ``f(user) -> bool``: whom to count but list to staff only."""
-        return self._get("IS_HIDDEN", None)
+        return getattr(settings, "WHOS_ONLINE_IS_HIDDEN", None)
 
     @property
     def DETECT_BOTS(self) -> bool:
         """Whether crawlers are recognised by User-Agent and kept apart."""
-        return self._get("DETECT_BOTS", True)
+        return getattr(settings, "WHOS_ONLINE_DETECT_BOTS", True)
 
     @property
     def ANONYMOUS_CAN_VIEW(self) -> bool:
         """Whether visitors who are not logged in may read the endpoints."""
-        return self._get("ANONYMOUS_CAN_VIEW", True)
+        return getattr(settings, "WHOS_ONLINE_ANONYMOUS_CAN_VIEW", True)
 
     @property
     def FAILURE_BACKOFF(self) -> float:
         """Seconds to leave Redis alone after a failure before trying again."""
-        return self._get("FAILURE_BACKOFF", 10.0)
+        return getattr(settings, "WHOS_ONLINE_FAILURE_BACKOFF", 10.0)
 
     @property
     def CONNECTION_FACTORY(self) -> str | None:
         """Dotted path to a function taking no arguments that returns the
         redis-py client to use instead of the cache alias's (for instance a
         ``redis.cluster.RedisCluster``); it sets the client's own timeouts."""
-        return self._get("CONNECTION_FACTORY", None)
+        return getattr(settings, "WHOS_ONLINE_CONNECTION_FACTORY", None)
 
 
 conf = Settings()
+
+
+@dataclass(frozen=True)
+class Config:
+    """Everything derived from settings, built once by :func:`get_config`."""
+
+    prefix: str
+    window: int
+    guard_seconds: int
+    max_members: int
+    cookie_name: str
+    session_cookie_name: str
+    cookie_path: str
+    cookie_domain: str | None
+    user_cookie_age: int | None
+    """``None``: the user's guard is a browser-session cookie, like the
+    session cookie."""
+    guard_key: bytes
+    proxy_count: int
+    trusted_networks: tuple[IPNetwork, ...]
+    guest_addresses: str
+    detect_bots: bool
+    is_hidden: Callable[[Any], object] | None
+    state: State = field(compare=False)
+
+    @functools.cached_property
+    def client(self) -> Redis:
+        from whos_online.connection import build_client
+
+        return build_client()
+
+    def key(self, name: str) -> str:
+        """The Redis key ``name`` of the site; all share one hash tag."""
+        return f"{{{self.prefix}}}:{name}"
+
+
+@functools.cache
+def get_config() -> Config:
+    from whos_online.state import State
+
+    at_browser_close = settings.SESSION_EXPIRE_AT_BROWSER_CLOSE
+    hidden_path = conf.IS_HIDDEN
+    return Config(
+        prefix=conf.KEY_PREFIX,
+        window=conf.WINDOW,
+        guard_seconds=conf.GUARD_SECONDS,
+        max_members=conf.MAX_MEMBERS,
+        cookie_name=conf.GUARD_COOKIE_NAME,
+        session_cookie_name=settings.SESSION_COOKIE_NAME,
+        cookie_path=settings.SESSION_COOKIE_PATH,
+        cookie_domain=settings.SESSION_COOKIE_DOMAIN,
+        user_cookie_age=(
+            None
+            if at_browser_close
+            else max(int(settings.SESSION_COOKIE_AGE), conf.GUARD_SECONDS)
+        ),
+        guard_key=hashlib.blake2b(
+            settings.SECRET_KEY.encode(), person=b"whos_online.grd", digest_size=32
+        ).digest(),
+        proxy_count=conf.PROXY_COUNT,
+        trusted_networks=parse_networks(conf.TRUSTED_PROXIES),
+        guest_addresses=conf.GUEST_ADDRESSES,
+        detect_bots=conf.DETECT_BOTS,
+        is_hidden=None if hidden_path is None else import_string(hidden_path),
+        state=State(failure_backoff=conf.FAILURE_BACKOFF),
+    )
+
+
+def parse_networks(specs: object) -> tuple[IPNetwork, ...]:
+    """``WHOS_ONLINE_TRUSTED_PROXIES`` parsed; a system check reports bad ones."""
+    networks = []
+    for spec in specs if isinstance(specs, (list, tuple)) else ():
+        try:
+            networks.append(ipaddress.ip_network(spec, strict=False))
+        except (TypeError, ValueError):
+            continue
+    return tuple(networks)
+
+
+# Django settings that Config is derived from, besides our own.
+DJANGO_SETTINGS_USED = {
+    "CACHES",
+    "SECRET_KEY",
+    "SESSION_COOKIE_AGE",
+    "SESSION_COOKIE_DOMAIN",
+    "SESSION_COOKIE_NAME",
+    "SESSION_COOKIE_PATH",
+    "SESSION_EXPIRE_AT_BROWSER_CLOSE",
+}
+
+
+@receiver(setting_changed)
+def reset_config(*, setting: str, **kwargs: Any) -> None:
+    """Derive everything afresh when a setting changes (``override_settings``)."""
+    if setting.startswith("WHOS_ONLINE_") or setting in DJANGO_SETTINGS_USED:
+        get_config.cache_clear()

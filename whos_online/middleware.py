@@ -6,20 +6,20 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from asgiref.sync import iscoroutinefunction, markcoroutinefunction, sync_to_async
+from django.apps import apps
+from django.core.exceptions import ImproperlyConfigured
 from django.http import HttpRequest, HttpResponseBase
 
 from whos_online import presence
-from whos_online.bots import throttle
-from whos_online.failsafe import breaker
-from whos_online.guard import Guard, read_guard, set_guard
-from whos_online.visitors import identify
+from whos_online.failsafe import quietly
+from whos_online.visitors import Visit
 
 
 class WhosOnlineMiddleware:
     """Put it after ``AuthenticationMiddleware`` so it can see who is logged in.
 
-    The visitor is recorded after the view has run, so the request that logs
-    someone in already records them.
+    The visitor is recorded before the view runs, so the page already counts
+    them; a view that logs someone in or out records the new identity too.
     """
 
     sync_capable = True
@@ -32,6 +32,11 @@ class WhosOnlineMiddleware:
             | Callable[[HttpRequest], Awaitable[HttpResponseBase]]
         ),
     ) -> None:
+        if not apps.is_installed("whos_online"):
+            raise ImproperlyConfigured(
+                "WhosOnlineMiddleware needs 'whos_online' in INSTALLED_APPS: "
+                "its templates, checks and signal receivers live there."
+            )
         self.get_response = get_response
         self.async_mode = iscoroutinefunction(get_response)
         if self.async_mode:
@@ -40,39 +45,37 @@ class WhosOnlineMiddleware:
     def __call__(self, request: HttpRequest) -> Any:
         if self.async_mode:
             return self.__acall__(request)
+        visit = Visit(request)
+        if needs_redis_before(visit):
+            before_view(visit)
         response: HttpResponseBase = self.get_response(request)  # type: ignore[assignment]
-        guard = read_guard(request)
-        if guard is None or not guard.holds:
-            record_visit(request, response, guard)
+        if visit.stamp is not None or visit.identity_changed:
+            after_view(visit, response)
         return response
 
     async def __acall__(self, request: HttpRequest) -> HttpResponseBase:
+        visit = Visit(request)
+        if needs_redis_before(visit):
+            await sync_to_async(before_view)(visit)
         response: HttpResponseBase = await self.get_response(request)  # type: ignore[misc]
-        guard = read_guard(request)
-        if guard is None or not guard.holds:
-            await sync_to_async(record_visit)(request, response, guard)
+        if visit.stamp is not None or visit.identity_changed:
+            await sync_to_async(after_view)(visit, response)
         return response
 
 
-def record_visit(
-    request: HttpRequest, response: HttpResponseBase, guard: Guard | None
-) -> None:
-    """Record the visitor and, for people, set the guard.
+def needs_redis_before(visit: Visit) -> bool:
+    """False on the hot path: a guard that holds, by a clock learnt lately."""
+    return not visit.is_guarded
 
-    An expired guard still names the user it was issued to. Bots keep no
-    cookies, so instead of a guard each bot name is recorded at most once per
-    guard period by each process.
-    """
-    visitor = identify(request, None if guard is None else guard.user_pk)
-    if visitor is None:
-        return
-    if not visitor.is_person and not throttle.allows(visitor.member):
-        return
-    recorded = breaker.call(lambda: presence.record(visitor.kind, visitor.member), None)
-    if recorded is not None and visitor.is_person:
-        set_guard(
-            response,
-            request,
-            user_pk=visitor.user_pk,
-            guest_address=visitor.guest_address,
-        )
+
+def before_view(visit: Visit) -> None:
+    if visit.guard is not None and visit.config.state.clock.is_stale:
+        quietly(presence.sync_clock, None)  # then the guard may hold after all
+    if not visit.is_guarded:
+        quietly(visit.record, None)
+
+
+def after_view(visit: Visit, response: HttpResponseBase) -> None:
+    if visit.identity_changed:
+        quietly(visit.record_new_identity, None)
+    visit.issue_guard(response)

@@ -3,13 +3,13 @@
 Decorate a view with ``@records_room("thread:{pk}")`` (the name is formatted
 with the view's keyword arguments) or give a class-based view ``RoomMixin``
 and a ``room_name``. Each request to the view records the visitor in the
-room: one Redis round trip.
+room before the view runs, so the room's list includes its reader: one
+Redis round trip.
 """
 
 from __future__ import annotations
 
 import functools
-import logging
 from collections.abc import Callable
 from typing import Any, TypeVar
 
@@ -18,10 +18,9 @@ from django.core import signing
 from django.http import HttpRequest, HttpResponseBase
 
 from whos_online import presence
-from whos_online.failsafe import breaker
-from whos_online.visitors import identify
-
-logger = logging.getLogger("whos_online")
+from whos_online.conf import conf, get_config
+from whos_online.failsafe import quietly
+from whos_online.visitors import visit_of
 
 View = TypeVar("View", bound=Callable[..., Any])
 
@@ -30,19 +29,29 @@ TOKEN_SALT = "whos_online.room"
 
 def record_in_room(request: HttpRequest, template: str, kwargs: dict[str, Any]) -> None:
     """Record the request's visitor in the room ``template`` formatted with
-    ``kwargs``; a name that does not format or is invalid is logged, not raised."""
+    ``kwargs``; a name that does not format or is invalid is logged (at most
+    once a minute), never raised, and costs nobody else anything."""
     try:
         room = template.format(**kwargs)
     except (KeyError, IndexError, ValueError):
         room = template
-    if not presence.is_room_name(room):
-        logger.warning("Who's online ignored an invalid room name %r.", room[:200])
-        return
-    visitor = identify(request)
-    if visitor is not None:
-        breaker.call(
-            lambda: presence.record_in_room(room, visitor.kind, visitor.member), None
-        )
+    if not refuse_bad_room(room):
+        visitor = visit_of(request).visitor
+        if visitor is not None:
+            quietly(
+                lambda: presence.record_in_room(room, visitor.kind, visitor.member),
+                None,
+            )
+
+
+def refuse_bad_room(room: object) -> bool:
+    """Whether ``room`` is not a room name, in which case it is logged."""
+    if presence.is_room_name(room):
+        return False
+    get_config().state.refused.warning(
+        "room", "Who's online ignored an invalid room name %r.", str(room)[:120]
+    )
+    return True
 
 
 def records_room(name: str) -> Callable[[View], View]:
@@ -56,9 +65,8 @@ def records_room(name: str) -> Callable[[View], View]:
             async def async_wrapper(
                 request: HttpRequest, *args: Any, **kwargs: Any
             ) -> HttpResponseBase:
-                response = await view(request, *args, **kwargs)
                 await sync_to_async(record_in_room)(request, name, kwargs)
-                return response  # type: ignore[no-any-return]
+                return await view(request, *args, **kwargs)  # type: ignore[no-any-return]
 
             return async_wrapper  # type: ignore[return-value]
 
@@ -66,9 +74,8 @@ def records_room(name: str) -> Callable[[View], View]:
         def wrapper(
             request: HttpRequest, *args: Any, **kwargs: Any
         ) -> HttpResponseBase:
-            response = view(request, *args, **kwargs)
             record_in_room(request, name, kwargs)
-            return response  # type: ignore[no-any-return]
+            return view(request, *args, **kwargs)  # type: ignore[no-any-return]
 
         return wrapper  # type: ignore[return-value]
 
@@ -80,16 +87,15 @@ class RoomMixin:
     formatted with the view's keyword arguments."""
 
     room_name: str = ""
-    kwargs: dict[str, Any]
 
     def dispatch(self, request: HttpRequest, *args: Any, **kwargs: Any) -> Any:
-        response = super().dispatch(request, *args, **kwargs)  # type: ignore[misc]
-        record_in_room(request, self.room_name, self.kwargs)
-        return response
+        record_in_room(request, self.room_name, kwargs)
+        return super().dispatch(request, *args, **kwargs)  # type: ignore[misc]
 
 
 def room_token(room: str, viewer: Any) -> str:
-    """A token that lets ``viewer`` (and only them) refresh ``room``'s list.
+    """A token that lets ``viewer`` (and only them) follow ``room`` for
+    ``WHOS_ONLINE_ROOM_TOKEN_MAX_AGE`` seconds.
 
     The endpoints take rooms only as tokens, so a visitor can follow a room
     the site showed them, never name one it did not.
@@ -98,9 +104,11 @@ def room_token(room: str, viewer: Any) -> str:
 
 
 def room_from_token(token: str, viewer: Any) -> str | None:
-    """The room in ``token`` if it was issued to ``viewer``."""
+    """The room in ``token`` if it was issued to ``viewer`` and is not too old."""
     try:
-        room, viewer_id = signing.loads(token, salt=TOKEN_SALT)
+        room, viewer_id = signing.loads(
+            token, salt=TOKEN_SALT, max_age=conf.ROOM_TOKEN_MAX_AGE
+        )
     except (signing.BadSignature, TypeError, ValueError):
         return None
     if viewer_id != _viewer_id(viewer) or not presence.is_room_name(room):

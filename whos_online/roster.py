@@ -1,10 +1,10 @@
 """Presence as people see it: users as model instances, statuses, and who
 may see whom.
 
-A thin layer over :mod:`whos_online.presence` for the template tags, the
-endpoints and the staff page. Hidden users are listed, and their status
-shown, only to staff; guest addresses never leave :mod:`presence` through
-here.
+A thin layer over :mod:`whos_online.presence` for the tags, the endpoints,
+the staff page and :mod:`whos_online.api`. Hidden users are listed, and
+their status shown, only to active staff; guest addresses and bot names we
+did not choose never leave through the public roster.
 """
 
 from __future__ import annotations
@@ -18,8 +18,9 @@ from django.contrib.auth import get_user_model
 from django.core.exceptions import ValidationError
 
 from whos_online import presence
+from whos_online.bots import is_known
 from whos_online.conf import conf
-from whos_online.failsafe import breaker
+from whos_online.failsafe import quietly
 
 Status = Literal["online", "away", "offline"]
 
@@ -29,6 +30,8 @@ class OnlineUser:
     user: Any
     last_seen: datetime
     hidden: bool = False
+    admin_url: str | None = None
+    """Set on the staff page, for viewers who may open the user's admin page."""
 
     @property
     def name(self) -> str:
@@ -42,39 +45,42 @@ class OnlineUser:
 
 @dataclass(frozen=True)
 class Seen:
-    """A member known by name (a bot; on the staff page, a guest's address)
-    and when it was last seen."""
+    """A member known by name (a bot; on the staff page, a guest's stored
+    address) and when it was last seen."""
 
     name: str
     last_seen: datetime
 
 
 @dataclass(frozen=True)
-class Roster:
+class Windowed:
+    window: int
+
+    @property
+    def window_minutes(self) -> int:
+        return max(round(self.window / 60), 1)
+
+
+@dataclass(frozen=True)
+class Roster(Windowed):
     """What the widget shows. ``available`` is False when Redis could not be read."""
 
-    available: bool
-    window: int
+    available: bool = False
     room: str | None = None
     users: list[OnlineUser] = field(default_factory=list)
     bots: list[Seen] = field(default_factory=list)
+    """Well-known crawlers only, by the names we keep."""
+    other_bots: int = 0
+    """Crawlers online that are not well known: counted, never named."""
     counts: presence.Counts = field(default_factory=presence.Counts)
     record: tuple[int, datetime] | None = None
     shows_hidden: bool = False
-
-    @property
-    def total(self) -> int:
-        return self.counts.total
 
     @property
     def more(self) -> int:
         """How many users online the viewer may see but are not in ``users``."""
         listable = self.counts.users + (self.counts.hidden if self.shows_hidden else 0)
         return max(listable - len(self.users), 0)
-
-    @property
-    def window_minutes(self) -> int:
-        return max(round(self.window / 60), 1)
 
 
 @dataclass(frozen=True)
@@ -84,36 +90,37 @@ class UserPresence:
     last_seen: datetime | None
 
 
-def can_see_hidden(viewer: Any) -> bool:
-    return bool(getattr(viewer, "is_staff", False) and viewer.is_active)
+def is_active_staff(user: Any) -> bool:
+    """Who may see hidden users and the staff page."""
+    return bool(getattr(user, "is_staff", False) and user.is_active)
 
 
 def online_roster(
     limit: int | None = None, *, room: str | None = None, viewer: Any = None
 ) -> Roster:
     """Who is online now: one Redis round trip and at most one query."""
-    limit = conf.MAX_NAMES if limit is None else limit
-    shows_hidden = can_see_hidden(viewer)
-    snapshot = breaker.call(
+    limit = conf.MAX_NAMES if limit is None else max(limit, 0)
+    shows_hidden = is_active_staff(viewer)
+    snapshot = quietly(
         lambda: presence.snapshot(
             limit, room=room, hidden_limit=limit if shows_hidden else 0
         ),
         None,
     )
     if snapshot is None:
-        return Roster(available=False, window=conf.WINDOW, room=room)
+        return Roster(window=conf.WINDOW, room=room)
+    known = [
+        Seen(name, as_datetime(seen)) for name, seen in snapshot.bots if is_known(name)
+    ]
     return Roster(
-        available=True,
         window=snapshot.window,
+        available=True,
         room=room,
-        users=users_in_order(snapshot.users, snapshot.hidden)[: max(limit, 0)],
-        bots=[Seen(name, as_datetime(seen)) for name, seen in snapshot.bots],
+        users=users_in_order(snapshot.users, snapshot.hidden)[:limit],
+        bots=known,
+        other_bots=max(snapshot.counts.bots - len(known), 0),
         counts=snapshot.counts,
-        record=(
-            None
-            if snapshot.record is None
-            else (snapshot.record[0], as_datetime(snapshot.record[1]))
-        ),
+        record=as_record(snapshot.record),
         shows_hidden=shows_hidden,
     )
 
@@ -151,10 +158,10 @@ def presence_of(users: Iterable[Any], *, viewer: Any = None) -> list[UserPresenc
     """Status and last-seen time of each user, in one Redis round trip (per
     thousand users); ``offline`` for everyone if Redis cannot be read."""
     users = list(users)
-    found = breaker.call(lambda: presence.last_seen_many(u.pk for u in users), None)
+    found = quietly(lambda: presence.last_seen_many(u.pk for u in users), None)
     if found is None:
         return [UserPresence(user, "offline", None) for user in users]
-    shows_hidden = can_see_hidden(viewer)
+    shows_hidden = is_active_staff(viewer)
     return [_presence(user, found, shows_hidden) for user in users]
 
 
@@ -183,3 +190,7 @@ def status_for(last_seen: float | None, now: float) -> Status:
 def as_datetime(timestamp: float) -> datetime:
     """A score (seconds since the epoch) as an aware UTC datetime."""
     return datetime.fromtimestamp(timestamp, tz=timezone.utc)
+
+
+def as_record(record: tuple[int, float] | None) -> tuple[int, datetime] | None:
+    return None if record is None else (record[0], as_datetime(record[1]))

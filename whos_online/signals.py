@@ -4,37 +4,20 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.http import HttpRequest
+
 from whos_online import presence
-from whos_online.failsafe import breaker
+from whos_online.failsafe import quietly
 
 
-def forget_logged_out_user(*, user: Any = None, **kwargs: Any) -> None:
-    """Logging out takes the user off the online list at once."""
-    if user is not None and user.pk is not None:
-        breaker.call(lambda: presence.forget_user(user.pk), None)
-
-
-# Django settings that something cached by the app was derived from.
-WATCHED_SETTINGS = {
-    "CACHES",
-    "SECRET_KEY",
-    "SESSION_COOKIE_AGE",
-    "SESSION_COOKIE_DOMAIN",
-    "SESSION_COOKIE_NAME",
-    "SESSION_COOKIE_PATH",
-    "SESSION_EXPIRE_AT_BROWSER_CLOSE",
-}
-
-
-def forget_cached_settings(*, setting: str, **kwargs: Any) -> None:
-    """Drop what was derived from settings, so ``override_settings`` takes effect."""
-    if setting.startswith("WHOS_ONLINE_") or setting in WATCHED_SETTINGS:
-        from whos_online import connection, guard, privacy, visitors
-        from whos_online.conf import conf
-
-        conf.forget()
-        connection.get_client.cache_clear()
-        presence.forget()
-        visitors._import.cache_clear()
-        guard.forget()
-        privacy.salts.reset()
+def user_logged_out(
+    *, request: HttpRequest | None = None, user: Any = None, **kwargs: Any
+) -> None:
+    """Logging out takes the user off the lists and out of their rooms at
+    once, unless another device of theirs was seen within the guard period."""
+    if user is None or user.pk is None:
+        return
+    session = getattr(request, "session", None)
+    session_key = getattr(session, "session_key", None) or ""
+    device = presence.device_of(session_key) if session_key else ""
+    quietly(lambda: presence.log_out(str(user.pk), device), None)

@@ -9,9 +9,9 @@ numbers and one SVG path string, and the template draws it.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from django.contrib.admin.utils import quote
 from django.contrib.auth import get_user_model
@@ -19,7 +19,7 @@ from django.urls import reverse
 
 from whos_online import presence, roster
 from whos_online.conf import conf
-from whos_online.failsafe import breaker
+from whos_online.failsafe import quietly
 
 if TYPE_CHECKING:
     from django.contrib.admin import AdminSite
@@ -31,18 +31,6 @@ LEFT, RIGHT = 48, 48 + presence.HISTORY_MINUTES // 2
 TOP, BOTTOM = 10, 150
 # Faint vertical lines 18, 12 and 6 hours ago.
 HOUR_LINES = tuple(LEFT + hours * 30 for hours in (6, 12, 18))
-
-
-@dataclass(frozen=True)
-class StaffUser:
-    user: Any
-    last_seen: datetime
-    hidden: bool
-    admin_url: str | None = None
-
-    @property
-    def name(self) -> str:
-        return str(self.user)
 
 
 @dataclass(frozen=True)
@@ -67,14 +55,13 @@ class Chart:
 
 
 @dataclass(frozen=True)
-class StaffOverview:
+class StaffOverview(roster.Windowed):
     """Everyone online at ``now``. ``available`` is False when Redis could
     not be read; everything else is then empty."""
 
-    available: bool
-    window: int
+    available: bool = False
     now: datetime | None = None
-    users: list[StaffUser] = field(default_factory=list)
+    users: list[roster.OnlineUser] = field(default_factory=list)
     guests: list[roster.Seen] = field(default_factory=list)
     bots: list[roster.Seen] = field(default_factory=list)
     rooms: list[str] = field(default_factory=list)
@@ -95,10 +82,6 @@ class StaffOverview:
     def unlisted_bots(self) -> int:
         return max(self.counts.bots - len(self.bots), 0)
 
-    @property
-    def window_minutes(self) -> int:
-        return max(round(self.window / 60), 1)
-
 
 def staff_overview(
     limit: int = 500, *, admin_site: AdminSite | None = None
@@ -109,13 +92,13 @@ def staff_overview(
     Users link to their change page on ``admin_site`` when their model is
     registered there.
     """
-    found = breaker.call(lambda: _read(limit), None)
+    found = quietly(lambda: _read(limit), None)
     if found is None:
-        return StaffOverview(available=False, window=conf.WINDOW)
+        return StaffOverview(window=conf.WINDOW)
     points, snapshot, rooms = found
     return StaffOverview(
-        available=True,
         window=snapshot.window,
+        available=True,
         now=roster.as_datetime(snapshot.now),
         users=_staff_users(snapshot, admin_site),
         guests=[
@@ -128,11 +111,7 @@ def staff_overview(
         rooms=rooms[::-1][: max(limit, 0)],
         room_count=len(rooms),
         counts=snapshot.counts,
-        record=(
-            None
-            if snapshot.record is None
-            else (snapshot.record[0], roster.as_datetime(snapshot.record[1]))
-        ),
+        record=roster.as_record(snapshot.record),
         chart=history_chart(points, snapshot.now),
     )
 
@@ -150,15 +129,14 @@ def _read(
 
 def _staff_users(
     snapshot: presence.Snapshot, admin_site: AdminSite | None
-) -> list[StaffUser]:
+) -> list[roster.OnlineUser]:
     online = roster.users_in_order(snapshot.users, snapshot.hidden)
     model = get_user_model()
     if admin_site is None or not admin_site.is_registered(model):
-        return [StaffUser(u.user, u.last_seen, u.hidden) for u in online]
+        return online
     name = f"{admin_site.name}:{model._meta.app_label}_{model._meta.model_name}_change"
     return [
-        StaffUser(u.user, u.last_seen, u.hidden, reverse(name, args=[quote(u.user.pk)]))
-        for u in online
+        replace(u, admin_url=reverse(name, args=[quote(u.user.pk)])) for u in online
     ]
 
 

@@ -10,4 +10,5 @@ urlpatterns = [
     path("online.json", views.online_json, name="json"),
     path("widget/", views.online_fragment, name="widget"),
     path("heartbeat/", views.heartbeat, name="heartbeat"),
+    path("beacon/", views.beacon, name="beacon"),
 ]

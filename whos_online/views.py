@@ -1,4 +1,5 @@
-"""Endpoints: the widget as JSON and as an HTML fragment, and the heartbeat.
+"""Endpoints: the widget as JSON and as an HTML fragment, the heartbeat and
+the beacon.
 
 Include them with ``path("whos-online/", include("whos_online.urls"))``.
 The read endpoints answer conditional requests (an unchanged list costs a
@@ -10,24 +11,29 @@ unless ``WHOS_ONLINE_ANONYMOUS_CAN_VIEW``.
 from __future__ import annotations
 
 import hashlib
+import json
 from typing import Any
 
-from django.http import HttpRequest, HttpResponse, HttpResponseBase, JsonResponse
+from django.http import HttpRequest, HttpResponse, HttpResponseBase
 from django.template.loader import render_to_string
 from django.utils.cache import (
+    add_never_cache_headers,
     get_conditional_response,
     patch_cache_control,
     patch_vary_headers,
 )
-from django.views.decorators.csrf import csrf_protect
+from django.views.decorators.csrf import csrf_exempt, csrf_protect
 from django.views.decorators.http import require_GET, require_POST
 
 from whos_online import presence
 from whos_online.conf import conf
-from whos_online.failsafe import breaker
-from whos_online.rooms import room_from_token
+from whos_online.failsafe import quietly
+from whos_online.rooms import record_in_room, room_from_token
 from whos_online.roster import Roster, online_roster
-from whos_online.visitors import is_hidden
+from whos_online.visitors import is_hidden, visit_of
+
+# JSON that is safe inside a <script> element of an HTML page.
+HTML_SAFE_JSON = str.maketrans({"<": "\\u003c", ">": "\\u003e", "&": "\\u0026"})
 
 
 class Refused(Exception):
@@ -35,13 +41,19 @@ class Refused(Exception):
         self.status, self.reason = status, reason
 
 
+def json_response(data: Any, status: int = 200) -> HttpResponse:
+    """JSON with ``<``, ``>`` and ``&`` escaped, so a page may embed it."""
+    body = json.dumps(data, ensure_ascii=False).translate(HTML_SAFE_JSON)
+    return HttpResponse(body, status=status, content_type="application/json")
+
+
 @require_GET
 def online_json(request: HttpRequest) -> HttpResponseBase:
     try:
         roster = _roster_for(request)
     except Refused as refused:
-        return JsonResponse({"error": refused.reason}, status=refused.status)
-    return _conditional(request, JsonResponse(roster_data(roster)))
+        return json_response({"error": refused.reason}, status=refused.status)
+    return _conditional(request, json_response(roster_data(roster)))
 
 
 @require_GET
@@ -60,22 +72,42 @@ def heartbeat(request: HttpRequest) -> HttpResponseBase:
     """Record a logged-in user now, at most once per half heartbeat interval."""
     user = request.user
     if not user.is_authenticated:
-        return JsonResponse({"error": "Log in first."}, status=403)
+        return json_response({"error": "Log in first."}, status=403)
+    if visit_of(request).stamp is not None:
+        return HttpResponse(status=204)  # the middleware recorded them just now
     least = conf.HEARTBEAT_SECONDS / 2
     failed = object()
-    recorded = breaker.call(
-        lambda: presence.record_heartbeat(
-            user.pk, hidden=is_hidden(user), least_interval=least
-        ),
-        failed,
+    kind: presence.Kind = "hidden" if is_hidden(user) else "users"
+    recorded = quietly(
+        lambda: presence.record(kind, str(user.pk), least_interval=least), failed
     )
     if recorded is failed:
-        return JsonResponse({"recorded": False}, status=503)
+        return json_response({"recorded": False}, status=503)
     if recorded is None:
-        response = JsonResponse({"recorded": False}, status=429)
+        response = json_response({"recorded": False}, status=429)
         response["Retry-After"] = str(int(least))
         return response
     return HttpResponse(status=204)
+
+
+@csrf_exempt
+@require_POST
+def beacon(request: HttpRequest) -> HttpResponseBase:
+    """A page served from a cache says its visitor is here.
+
+    The middleware has already recorded the caller exactly as for any
+    request (at most once per guard period); this adds the room the page
+    names by token. It changes nothing but the caller's own presence, so it
+    needs no CSRF token, and its answer is never cached.
+    """
+    token = request.POST.get("room") or request.GET.get("room")
+    if token:
+        room = room_from_token(token, request.user)
+        if room is not None:
+            record_in_room(request, room, {})
+    response = HttpResponse(status=204)
+    add_never_cache_headers(response)
+    return response
 
 
 def _roster_for(request: HttpRequest) -> Roster:
@@ -86,7 +118,7 @@ def _roster_for(request: HttpRequest) -> Roster:
     if token is not None:
         room = room_from_token(token, request.user)
         if room is None:
-            raise Refused(400, "Unknown room.")
+            raise Refused(400, "Unknown or expired room.")
     return online_roster(room=room, viewer=request.user)
 
 
@@ -96,6 +128,7 @@ def roster_data(roster: Roster) -> dict[str, Any]:
         "available": roster.available,
         "window": roster.window,
         "counts": {
+            "people": roster.counts.people,
             "users": roster.counts.users,
             "hidden": roster.counts.hidden,
             "guests": roster.counts.guests,
@@ -108,6 +141,7 @@ def roster_data(roster: Roster) -> dict[str, Any]:
         ],
         "more": roster.more,
         "bots": [bot.name for bot in roster.bots],
+        "other_bots": roster.other_bots,
         "record": (
             None
             if roster.record is None

@@ -1,67 +1,196 @@
-"""Who a request comes from, as presence knows them."""
+"""Who a request comes from, worked out once, and their visit recorded.
+
+A :class:`Visit` is made for each request by the middleware (and found
+again by rooms and views through :func:`visit_of`). It reads the guard with
+nothing but the request's cookies; only when the guard does not hold does it
+resolve the :class:`Visitor` (kind, stored member, user, address) and record
+them, before the view runs, so the page being rendered already counts its
+own visitor. After the view, a session that changed hands (a login, a
+logout) records the new identity at once, and the guard is issued.
+"""
 
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from django.http import HttpRequest
-from django.utils.module_loading import import_string
+from django.http import HttpRequest, HttpResponseBase
 
+from whos_online import guard, presence
 from whos_online.addresses import client_address
 from whos_online.bots import bot_name
-from whos_online.conf import conf
-from whos_online.presence import Kind
+from whos_online.conf import Config, get_config
+from whos_online.presence import Kind, Stamp
+from whos_online.privacy import stored_address
+
+# The attribute a request's Visit is kept in.
+REQUEST_ATTRIBUTE = "whos_online_visit"
 
 
 @dataclass(frozen=True)
 class Visitor:
     kind: Kind
     member: str
-    """The user's primary key, the guest's address or the bot's name."""
+    """What is stored: the user's primary key, the guest's address in the
+    form ``WHOS_ONLINE_GUEST_ADDRESSES`` says, or the bot's name."""
+    address: str | None = None
+    """A guest's address as the request gave it (the guard covers it)."""
 
     @property
     def is_person(self) -> bool:
         return self.kind != "bots"
 
     @property
-    def guest_address(self) -> str | None:
-        return self.member if self.kind == "guests" else None
-
-    @property
     def user_pk(self) -> str | None:
         return self.member if self.kind in ("users", "hidden") else None
 
 
-def identify(request: HttpRequest, user_pk: str | None = None) -> Visitor | None:
-    """The visitor, or ``None`` for a guest without a usable address.
+class Visit:
+    """A request's visitor and what was recorded of them."""
 
-    ``user_pk`` is the user a verified guard names: trusting it spares
-    loading the session and the user, unless ``WHOS_ONLINE_IS_HIDDEN`` must
-    look at the user.
+    def __init__(self, request: HttpRequest, config: Config | None = None) -> None:
+        self.request = request
+        self.config = config or get_config()
+        self.session_key = _session_key(request, self.config)
+        raw = request.COOKIES.get(self.config.cookie_name, "")
+        address = (self.address or "") if raw and guard.is_guests(raw) else ""
+        self.guard = guard.read(self.config, raw, self.session_key, address)
+        self.stamp: Stamp | None = None
+        setattr(request, REQUEST_ATTRIBUTE, self)
+
+    @property
+    def is_guarded(self) -> bool:
+        """Whether a guard spares this request, by Redis' time and data
+        generation as this process learnt them within the past few seconds."""
+        clock = self.config.state.clock
+        return self.guard is not None and not clock.is_stale and self.guard.holds(clock)
+
+    @functools.cached_property
+    def address(self) -> str | None:
+        config = self.config
+        return client_address(
+            self.request.META, config.proxy_count, config.trusted_networks
+        )
+
+    @functools.cached_property
+    def visitor(self) -> Visitor | None:
+        """The visitor, or ``None`` for a guest without a usable address.
+
+        A user's guard names them, which spares loading the session and the
+        user, unless ``WHOS_ONLINE_IS_HIDDEN`` must look at the user.
+        """
+        named = None if self.guard is None else self.guard.user_pk
+        if named is not None and self.config.is_hidden is None:
+            return Visitor("users", named)
+        return self._resolve()
+
+    def _resolve(self) -> Visitor | None:
+        user = getattr(self.request, "user", None)
+        if user is not None and user.is_authenticated:
+            kind: Kind = "hidden" if is_hidden(user, self.config) else "users"
+            return Visitor(kind, str(user.pk))
+        if self.config.detect_bots:
+            user_agent = self.request.META.get("HTTP_USER_AGENT", "")
+            name = bot_name(user_agent) if isinstance(user_agent, str) else None
+            if name is not None:
+                return Visitor("bots", name)
+        if self.address is None:
+            return None
+        return Visitor("guests", self.guest_member(self.address), self.address)
+
+    def guest_member(self, address: str) -> str:
+        config = self.config
+        return stored_address(
+            address,
+            config.guest_addresses,
+            lambda: config.state.salt.get(presence.guest_salt),
+        )
+
+    def record(self) -> None:
+        """Record the visitor now (bots at most once per guard period per
+        process, since they keep no cookies)."""
+        visitor = self.visitor
+        if visitor is None:
+            return
+        if not visitor.is_person and not self.config.state.bots.allows(
+            visitor.member, self.config.guard_seconds
+        ):
+            return
+        self.stamp = presence.record(
+            visitor.kind, visitor.member, device=self._device(visitor)
+        )
+
+    def record_new_identity(self) -> None:
+        """The view logged someone in or out: record who they are now, and
+        take the guest they were off the guests."""
+        before = self.visitor
+        was_guest = before.kind == "guests" if before else self._guard_was_a_guests()
+        self.session_key = _session_key(self.request, self.config)
+        self.__dict__["visitor"] = after = self._resolve()
+        self.stamp = None
+        if after is None or not after.is_person:
+            return
+        previous = ""
+        if was_guest and after.kind != "guests" and self.address is not None:
+            previous = before.member if before else self.guest_member(self.address)
+        self.stamp = presence.record(
+            after.kind,
+            after.member,
+            previous_guest=previous,
+            device=self._device(after),
+        )
+
+    def _guard_was_a_guests(self) -> bool:
+        return self.guard is not None and self.guard.is_guests
+
+    def _device(self, visitor: Visitor) -> str:
+        if visitor.user_pk is None or not self.session_key:
+            return ""
+        return presence.device_of(self.session_key)
+
+    @property
+    def identity_changed(self) -> bool:
+        """Whether the view gave the browser another session (a login or a
+        logout cycles the key), so the guard no longer fits it."""
+        return _session_key(self.request, self.config) != self.session_key
+
+    def issue_guard(self, response: HttpResponseBase) -> None:
+        """Spare the visitor just recorded the next guard period of records."""
+        visitor, stamp = self.visitor, self.stamp
+        if stamp is None or visitor is None or not visitor.is_person:
+            return
+        guard.issue(
+            self.config,
+            response,
+            session_key=self.session_key,
+            user_pk=visitor.user_pk,
+            guest_address=visitor.address if visitor.kind == "guests" else None,
+            server_now=stamp.now,
+            generation=stamp.generation,
+            secure=self.request.is_secure(),
+        )
+
+
+def visit_of(request: HttpRequest) -> Visit:
+    """The request's visit, as the middleware saw it (made now if it did not)."""
+    found = getattr(request, REQUEST_ATTRIBUTE, None)
+    return found if isinstance(found, Visit) else Visit(request)
+
+
+def is_hidden(user: Any, config: Config | None = None) -> bool:
+    """Whether ``WHOS_ONLINE_IS_HIDDEN`` keeps ``user`` off public lists."""
+    rule = (config or get_config()).is_hidden
+    return rule is not None and bool(rule(user))
+
+
+def _session_key(request: HttpRequest, config: Config) -> str:
+    """The session key the browser holds, or will hold after this response.
+
+    Reading ``modified`` loads nothing; only a session this request changed
+    (a login, a logout) is asked for its key.
     """
-    if user_pk is not None and conf.IS_HIDDEN is None:
-        return Visitor("users", user_pk)
-    user = getattr(request, "user", None)
-    if user is not None and user.is_authenticated:
-        return Visitor("hidden" if is_hidden(user) else "users", str(user.pk))
-    if conf.DETECT_BOTS:
-        user_agent = request.META.get("HTTP_USER_AGENT", "")
-        name = bot_name(user_agent) if isinstance(user_agent, str) else None
-        if name is not None:
-            return Visitor("bots", name)
-    address = client_address(request.META)
-    return None if address is None else Visitor("guests", address)
-
-
-def is_hidden(user: Any) -> bool:
-    """Whether ``WHOS_ONLINE_IS_HIDDEN`` says to keep ``user`` off public lists."""
-    path = conf.IS_HIDDEN
-    return path is not None and bool(_import(path)(user))
-
-
-@functools.cache
-def _import(path: str) -> Callable[[Any], object]:
-    return import_string(path)  # type: ignore[no-any-return]
+    session = getattr(request, "session", None)
+    if session is not None and session.modified:
+        return session.session_key or ""
+    return request.COOKIES.get(config.session_cookie_name, "")

@@ -1,7 +1,8 @@
-"""``{% load whos_online %}``: the widget, counts, statuses and the heartbeat.
+"""``{% load whos_online %}``: the widget, counts, statuses, the heartbeat
+and the beacon.
 
 Every tag and filter is a thin wrapper over :mod:`whos_online.roster`; each
-costs one Redis round trip and never raises when Redis is down.
+costs at most one Redis round trip and never raises when Redis is down.
 """
 
 from __future__ import annotations
@@ -12,15 +13,37 @@ from typing import Any
 from django import template
 from django.template.context import Context
 from django.urls import NoReverseMatch, reverse
+from django.utils.html import format_html
 from django.utils.http import urlencode
+from django.utils.safestring import SafeString
 
 from whos_online.conf import conf
-from whos_online.rooms import room_token
-from whos_online.roster import UserPresence, online_roster, presence_of
+from whos_online.rooms import refuse_bad_room, room_token
+from whos_online.roster import Roster, UserPresence, online_roster, presence_of
 
 register = template.Library()
 
-COUNTS = {"total", "users", "hidden", "guests", "bots"}
+COUNTS = ("people", "total", "users", "hidden", "guests", "bots")
+
+
+class Count(int):
+    """A count that, written into a page, is marked so the refresh script can
+    keep it current: ``<span data-whos-online-count="people">4</span>``. In
+    arithmetic, comparisons and ``{% ... as n %}`` it is a plain number."""
+
+    kind: str
+
+    def __new__(cls, value: int, kind: str) -> Count:
+        count = super().__new__(cls, value)
+        count.kind = kind
+        return count
+
+    def __html__(self) -> SafeString:
+        return format_html(
+            '<span class="whos-online-count" data-whos-online-count="{}">{}</span>',
+            self.kind,
+            int(self),
+        )
 
 
 @register.inclusion_tag("whos_online/whos_online.html", takes_context=True)
@@ -35,28 +58,35 @@ def whos_online(
     ``{% whos_online %}`` lists up to ``WHOS_ONLINE_MAX_NAMES`` users;
     ``limit=10`` lists up to ten; ``room="thread:42"`` lists that room;
     ``refresh=30`` refreshes it in place every 30 seconds with a small
-    script (the static widget stays for browsers without JavaScript).
+    script (the static widget stays for browsers without JavaScript), and
+    with it every ``{% online_count %}`` on the page.
     """
     viewer = _viewer(context)
-    roster = online_roster(limit, room=room, viewer=viewer)
+    roster = _roster(limit, room, viewer)
     return {
         "roster": roster,
         "refresh_seconds": refresh if refresh and refresh > 0 else 0,
-        "refresh_url": _refresh_url(room, viewer) if refresh else None,
+        "refresh_url": (
+            _refresh_url(room, viewer) if refresh and roster.room == room else None
+        ),
         "request": context.get("request"),
     }
 
 
 @register.simple_tag(takes_context=True)
-def online_count(context: Context, kind: str = "total", room: str | None = None) -> int:
-    """``{% online_count %}``, ``{% online_count "guests" %}``: how many are
-    online (``total``, ``users``, ``hidden``, ``guests`` or ``bots``)."""
+def online_count(
+    context: Context, kind: str = "people", room: str | None = None
+) -> int:
+    """``{% online_count %}``: how many people are online (bots not counted);
+    ``{% online_count "total" %}`` counts bots too; ``"users"``, ``"hidden"``,
+    ``"guests"`` or ``"bots"`` count one kind. A site-wide count is kept
+    current by a refreshing widget on the same page."""
     if kind not in COUNTS:
         raise template.TemplateSyntaxError(
-            f"online_count counts one of {sorted(COUNTS)}, not {kind!r}."
+            f"online_count counts one of {list(COUNTS)}, not {kind!r}."
         )
-    roster = online_roster(0, room=room, viewer=_viewer(context))
-    return getattr(roster.counts, kind)  # type: ignore[no-any-return]
+    value: int = getattr(_roster(0, room, _viewer(context)).counts, kind)
+    return value if room is not None else Count(value, kind)
 
 
 @register.simple_tag(takes_context=True)
@@ -92,6 +122,23 @@ def whos_online_heartbeat(context: Context) -> dict[str, Any]:
     }
 
 
+@register.inclusion_tag("whos_online/beacon.html", takes_context=True)
+def whos_online_beacon(context: Context, room: str | None = None) -> dict[str, Any]:
+    """For pages served from a cache or a CDN, which never reach the
+    middleware: a small script tells the server the visitor is here, at most
+    once per guard period (and names ``room``, when given)."""
+    url = _reverse("whos_online:beacon")
+    if url is not None and room is not None and not refuse_bad_room(room):
+        url = f"{url}?{urlencode({'room': room_token(room, _viewer(context))})}"
+    return {"beacon_url": url, "beacon_seconds": conf.GUARD_SECONDS}
+
+
+def _roster(limit: int | None, room: str | None, viewer: Any) -> Roster:
+    if room is not None and refuse_bad_room(room):
+        return Roster(window=conf.WINDOW, room=None)
+    return online_roster(limit, room=room, viewer=viewer)
+
+
 def _viewer(context: Context) -> Any:
     request = context.get("request")
     return getattr(request, "user", None)
@@ -105,7 +152,8 @@ def _refresh_url(room: str | None, viewer: Any) -> str | None:
 
 
 def _reverse(name: str) -> str | None:
-    """The URL, or ``None`` where the site has not included whos_online.urls."""
+    """The URL, or ``None`` where the site has not included whos_online.urls
+    (a system check says so)."""
     try:
         return reverse(name)
     except NoReverseMatch:

@@ -1,9 +1,19 @@
 /* django-whos-online: refresh {% whos_online refresh=N %} widgets in place.
  * No dependencies. Asks for the fragment every N seconds while the page is
- * visible, sending the last ETag so an unchanged list costs a 304. Without
- * JavaScript the static widget simply stays. */
+ * visible, sending the last ETag so an unchanged list costs a 304. A
+ * site-wide widget also brings every {% online_count %} on the page up to
+ * date. Without JavaScript the static widget simply stays. */
 (function () {
   "use strict";
+
+  function updateCounts(widget) {
+    if (!widget || !widget.hasAttribute("data-whos-online-people")) return;
+    document.querySelectorAll("[data-whos-online-count]").forEach(function (el) {
+      var value = widget.getAttribute(
+        "data-whos-online-" + el.getAttribute("data-whos-online-count"));
+      if (value !== null && el.textContent !== value) el.textContent = value;
+    });
+  }
 
   function start(box) {
     if (box.hasAttribute("data-whos-online-started")) return;
@@ -23,6 +33,7 @@
           etag = response.headers.get("ETag");
           return response.text().then(function (html) {
             box.innerHTML = html;
+            updateCounts(box.querySelector(".whos-online-widget"));
           });
         })
         .catch(function () {});

@@ -1,0 +1,14 @@
+-- When users were last seen, visible or hidden.
+--
+-- KEYS[1]  the users set
+-- KEYS[2]  the hidden set
+--
+-- ARGV     the users' primary keys
+--
+-- Returns {now as "seconds.micros", scores in KEYS[1], scores in KEYS[2]},
+-- each score false where the user is not in that set.
+
+local t = redis.call('TIME')
+local now = t[1] .. '.' .. string.format('%06d', tonumber(t[2]))
+return {now, redis.call('ZMSCORE', KEYS[1], unpack(ARGV)),
+        redis.call('ZMSCORE', KEYS[2], unpack(ARGV))}

@@ -1,0 +1,44 @@
+-- Removes members last seen before the window from one set, boundedly.
+--
+-- KEYS[1]  the set
+-- KEYS[2]  a scratch key
+--
+-- ARGV[1]  the window, in seconds
+-- ARGV[2]  the batch: the most members removed, or kept by copying, at once
+-- ARGV[3]  '1' to only count the stale members
+--
+-- Counting and removing in one script means a member seen again meanwhile is
+-- never removed. Of two ways, the one that blocks Redis for less:
+-- - mostly stale with at most a batch online: copy those online to the
+--   scratch key, UNLINK the set (freed in Redis' background thread) and put
+--   the copy in its place, with the set's expiry;
+-- - otherwise remove one batch of the stale members, who hold the lowest ranks.
+--
+-- Returns how many members were (or, counting, would be) removed.
+
+local t = redis.call('TIME')
+local since = '(' .. (tonumber(t[1]) - tonumber(ARGV[1])) .. '.'
+  .. string.format('%06d', tonumber(t[2]))
+local stale = redis.call('ZCOUNT', KEYS[1], '-inf', since)
+if ARGV[3] == '1' or stale == 0 then
+  return stale
+end
+local batch = tonumber(ARGV[2])
+local online = redis.call('ZCARD', KEYS[1]) - stale
+if stale > online and online <= batch then
+  local ttl = redis.call('PTTL', KEYS[1])
+  if online > 0 then
+    redis.call('ZRANGESTORE', KEYS[2], KEYS[1], string.sub(since, 2), '+inf', 'BYSCORE')
+  end
+  redis.call('UNLINK', KEYS[1])
+  if online > 0 then
+    redis.call('RENAME', KEYS[2], KEYS[1])
+    if ttl > 0 then
+      redis.call('PEXPIRE', KEYS[1], ttl)
+    end
+  end
+  return stale
+end
+local n = math.min(stale, batch)
+redis.call('ZREMRANGEBYRANK', KEYS[1], 0, n - 1)
+return n

@@ -1,0 +1,87 @@
+-- Records a visitor as seen now, by the Redis server's clock.
+--
+-- KEYS[1]  the set to record the member in (users, hidden, guests or bots)
+-- KEYS[2]  the set the member leaves: hidden for users, users for hidden
+--          (a user who turns hidden is never in both); else KEYS[1] again
+-- KEYS[3]  the generation key, whose value changes when Redis loses its data
+-- For people, also:
+-- KEYS[4], KEYS[5], KEYS[6]  the users, hidden and guests sets, all counted
+-- KEYS[7]  the record hash ("most ever online": count, at)
+-- KEYS[8]  the history hash: a field per minute of the day, "minute:most"
+-- KEYS[9]  the user's devices set (session hash -> last seen), or KEYS[1]
+--
+-- ARGV[1]  the window, in seconds
+-- ARGV[2]  the member
+-- ARGV[3]  the most members a set keeps; the oldest are trimmed beyond it
+-- ARGV[4]  least seconds since the member's last record, or 0 for always
+-- ARGV[5]  a guest to remove from KEYS[6] (the guest who just logged in) or ''
+-- ARGV[6]  the device to mark in KEYS[9], or ''
+--
+-- Returns {now, generation, entered}: now as "seconds.micros", entered 1 if
+-- the member was not online before. Returns false when ARGV[4] refused it.
+
+local t = redis.call('TIME')
+local micros = string.format('%06d', tonumber(t[2]))
+local now = t[1] .. '.' .. micros
+local since = (tonumber(t[1]) - tonumber(ARGV[1])) .. '.' .. micros
+local cap = tonumber(ARGV[3])
+
+local last = redis.call('ZSCORE', KEYS[1], ARGV[2])
+local least = tonumber(ARGV[4])
+if least > 0 and last and tonumber(now) - tonumber(last) < least then
+  return false
+end
+
+local generation = redis.call('GET', KEYS[3])
+if not generation then
+  generation = t[1] .. micros
+  redis.call('SET', KEYS[3], generation)
+end
+
+if KEYS[2] ~= KEYS[1] then
+  redis.call('ZREM', KEYS[2], ARGV[2])
+end
+redis.call('ZADD', KEYS[1], now, ARGV[2])
+redis.call('EXPIRE', KEYS[1], ARGV[1])
+if not last then
+  local size = redis.call('ZCARD', KEYS[1])
+  if size > cap then
+    redis.call('ZREMRANGEBYRANK', KEYS[1], 0, size - cap - 1)
+  end
+end
+local entered = not last or tonumber(last) < tonumber(since)
+
+if #KEYS > 3 then
+  if ARGV[5] ~= '' then
+    redis.call('ZREM', KEYS[6], ARGV[5])
+  end
+  if ARGV[6] ~= '' then
+    redis.call('ZADD', KEYS[9], now, ARGV[6])
+    redis.call('EXPIRE', KEYS[9], ARGV[1])
+  end
+  -- Counting everyone is the dear part, so it is done only when it can change
+  -- something: the number online rises only when a member enters the window,
+  -- and the history wants one sample a minute.
+  local minute = math.floor(tonumber(t[1]) / 60)
+  local slot = minute % 1440
+  local sample = redis.call('HGET', KEYS[8], slot)
+  local at, most = -1, 0
+  if sample then
+    at, most = string.match(sample, '^(%d+):(%d+)$')
+    at, most = tonumber(at), tonumber(most)
+  end
+  if entered or at ~= minute then
+    local online = 0
+    for i = 4, 6 do
+      online = online + redis.call('ZCOUNT', KEYS[i], since, '+inf')
+    end
+    local best = tonumber(redis.call('HGET', KEYS[7], 'count') or '0')
+    if online > best then
+      redis.call('HSET', KEYS[7], 'count', online, 'at', now)
+    end
+    if at ~= minute or online > most then
+      redis.call('HSET', KEYS[8], slot, minute .. ':' .. online)
+    end
+  end
+end
+return {now, generation, entered and 1 or 0}

@@ -1,0 +1,58 @@
+-- Who is online now: lists and counts of every kind, the record and the time.
+--
+-- KEYS[1..4]  the users, hidden, guests and bots sets (of the site or a room)
+-- KEYS[5]     the site's record hash ("most ever online": count, at)
+-- KEYS[6]     the site's history hash (see record.lua)
+-- KEYS[7]     the generation key (see record.lua)
+--
+-- ARGV[1]     the window, in seconds
+-- ARGV[2..5]  how many to list of each set, newest first
+-- ARGV[6]     '1' for the site's sets: then the people counted here also
+--             sample the history and may raise the record, so that a minute
+--             in which everyone is guarded still has its point; '0' for a room
+--
+-- Returns {now, {users, hidden, guests, bots} as flat member/score lists,
+-- {four counts}, {record count, record at}, generation}.
+
+local t = redis.call('TIME')
+local micros = string.format('%06d', tonumber(t[2]))
+local now = t[1] .. '.' .. micros
+local since = (tonumber(t[1]) - tonumber(ARGV[1])) .. '.' .. micros
+
+local listed, counts = {}, {}
+for i = 1, 4 do
+  listed[i] = {}
+  if tonumber(ARGV[i + 1]) > 0 then
+    listed[i] = redis.call('ZREVRANGEBYSCORE', KEYS[i], '+inf', since,
+                           'WITHSCORES', 'LIMIT', 0, ARGV[i + 1])
+  end
+  counts[i] = redis.call('ZCOUNT', KEYS[i], since, '+inf')
+end
+
+local generation = redis.call('GET', KEYS[7])
+if not generation then
+  generation = t[1] .. micros
+  redis.call('SET', KEYS[7], generation)
+end
+
+if ARGV[6] == '1' then
+  local online = counts[1] + counts[2] + counts[3]
+  local minute = math.floor(tonumber(t[1]) / 60)
+  local slot = minute % 1440
+  local sample = redis.call('HGET', KEYS[6], slot)
+  local at, most = -1, 0
+  if sample then
+    at, most = string.match(sample, '^(%d+):(%d+)$')
+    at, most = tonumber(at), tonumber(most)
+  end
+  if online > 0 and (at ~= minute or online > most) then
+    redis.call('HSET', KEYS[6], slot, minute .. ':' .. online)
+  end
+  local best = tonumber(redis.call('HGET', KEYS[5], 'count') or '0')
+  if online > best then
+    redis.call('HSET', KEYS[5], 'count', online, 'at', now)
+  end
+end
+
+local record = redis.call('HMGET', KEYS[5], 'count', 'at')
+return {now, listed, counts, record, generation}

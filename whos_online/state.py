@@ -1,0 +1,195 @@
+"""What each process learns while it runs, kept in one :class:`State`.
+
+A :class:`~whos_online.conf.Config` owns one, so a setting change starts
+every piece of it afresh. Nothing here talks to Redis: the callers do, and
+tell the state what they learnt.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable, Hashable
+from typing import TYPE_CHECKING, TypeVar
+
+if TYPE_CHECKING:
+    from whos_online.guard import Guard
+
+logger = logging.getLogger("whos_online")
+
+K = TypeVar("K", bound=Hashable)
+V = TypeVar("V")
+
+# How often a process asks Redis for its time and data generation when
+# nothing it did lately told it: the most a Redis restart or a clock step
+# goes unnoticed.
+CLOCK_REFRESH_SECONDS = 5.0
+# Failures and refused input are logged at most this often per message.
+LOG_INTERVAL = 60.0
+
+
+def local_time() -> float:
+    """This process's clock."""
+    return time.time()
+
+
+class ServerClock:
+    """Redis' time and data generation, as this process last learnt them.
+
+    Guards are stamped and checked by Redis' clock, so web servers whose
+    clocks disagree agree on when a guard runs out; and a guard names the
+    generation of the data it vouches for, so after Redis loses its data
+    every guard is void within ``CLOCK_REFRESH_SECONDS``.
+    """
+
+    def __init__(self) -> None:
+        self.offset = 0.0
+        self.generation = ""
+        self._learnt_at = float("-inf")
+
+    def observe(self, server_now: float, generation: str) -> None:
+        """Learn from a reply of Redis received just now."""
+        local = local_time()
+        self.offset = server_now - local
+        self.generation = generation
+        self._learnt_at = local
+
+    def now(self) -> float:
+        """Redis' time now, as well as this process knows it."""
+        return local_time() + self.offset
+
+    @property
+    def is_stale(self) -> bool:
+        """Whether it is time to ask Redis again."""
+        return local_time() - self._learnt_at >= CLOCK_REFRESH_SECONDS
+
+
+class CircuitBreaker:
+    """After a Redis failure, leave Redis alone for ``backoff`` seconds, then
+    let one call through to probe; the first success closes it again."""
+
+    def __init__(self, backoff: float) -> None:
+        self.backoff = backoff
+        self._retry_at = float("-inf")
+        self._failing = False
+        self._log = RateLimitedLog()
+
+    @property
+    def is_open(self) -> bool:
+        return time.monotonic() < self._retry_at
+
+    def failed(self, exc: Exception) -> None:
+        self._failing = True
+        self._retry_at = time.monotonic() + self.backoff
+        self._log.warning(
+            "redis",
+            "Who's online could not reach Redis (%s: %s); pages are served "
+            "without it, and it is retried in %ss.",
+            type(exc).__name__,
+            exc,
+            self.backoff,
+        )
+
+    def succeeded(self) -> None:
+        if self._failing:
+            self._failing = False
+            self._log.forget("redis")
+            logger.info("Who's online reaches Redis again.")
+
+
+class RateLimitedLog:
+    """Warnings logged at most once per ``LOG_INTERVAL`` per topic, with a
+    count of those left out. It holds a few topics, never one per visitor."""
+
+    MAX_TOPICS = 64
+
+    def __init__(self) -> None:
+        self._next_at: dict[str, float] = {}
+        self._suppressed: dict[str, int] = {}
+        self._lock = threading.Lock()
+
+    def warning(self, topic: str, message: str, *args: object) -> None:
+        now = time.monotonic()
+        with self._lock:
+            if now < self._next_at.get(topic, float("-inf")):
+                self._suppressed[topic] = self._suppressed.get(topic, 0) + 1
+                return
+            if len(self._next_at) >= self.MAX_TOPICS:
+                self._next_at.clear()
+            self._next_at[topic] = now + LOG_INTERVAL
+            suppressed = self._suppressed.pop(topic, 0)
+        if suppressed:
+            message += " (%d more like this were not logged.)"
+            args = (*args, suppressed)
+        logger.warning(message, *args)
+
+    def forget(self, topic: str) -> None:
+        with self._lock:
+            self._next_at.pop(topic, None)
+            self._suppressed.pop(topic, None)
+
+
+class BoundedMemo(dict[K, V]):
+    """A dict of answers that starts over when it holds ``size`` of them:
+    cheaper than an LRU on the hot path, and as good for a working set."""
+
+    def __init__(self, size: int) -> None:
+        super().__init__()
+        self.size = size
+
+    def put(self, key: K, answer: V) -> V:
+        if len(self) >= self.size:
+            self.clear()
+        self[key] = answer
+        return answer
+
+
+class Throttle:
+    """Lets each name through at most once per ``seconds``: bots keep no
+    cookies, so this spares Redis instead of a guard."""
+
+    MAX_NAMES = 10_000
+
+    def __init__(self) -> None:
+        self._next: dict[str, float] = {}
+        self._lock = threading.Lock()
+
+    def allows(self, name: str, seconds: float) -> bool:
+        now = time.monotonic()
+        with self._lock:
+            if self._next.get(name, float("-inf")) > now:
+                return False
+            if len(self._next) >= self.MAX_NAMES:
+                self._next.clear()
+            self._next[name] = now + seconds
+            return True
+
+
+class SaltCache:
+    """The salt of hashed guest addresses, asked of Redis at most hourly."""
+
+    REFRESH_SECONDS = 60 * 60
+
+    def __init__(self) -> None:
+        self._salt = b""
+        self._fetched_at = float("-inf")
+        self._lock = threading.Lock()
+
+    def get(self, fetch: Callable[[], bytes]) -> bytes:
+        now = time.monotonic()
+        with self._lock:
+            if now - self._fetched_at >= self.REFRESH_SECONDS:
+                self._salt = fetch()
+                self._fetched_at = now
+            return self._salt
+
+
+class State:
+    def __init__(self, *, failure_backoff: float) -> None:
+        self.breaker = CircuitBreaker(failure_backoff)
+        self.clock = ServerClock()
+        self.guards: BoundedMemo[tuple[str, str, str], Guard | None] = BoundedMemo(4096)
+        self.bots = Throttle()
+        self.salt = SaltCache()
+        self.refused = RateLimitedLog()
