@@ -1,0 +1,83 @@
+"""The public Python API: presence for views, serializers and consumers.
+
+Every function is safe to call on any request: when Redis cannot be reached
+it answers as if nobody were online, and never raises. Each says how many
+Redis round trips it costs. ``viewer`` is the user asking (``request.user``):
+hidden users are shown as online only to active staff; to everyone else,
+and when ``viewer`` is left out, they read ``"offline"``.
+
+.. code-block:: python
+
+    from whos_online import api
+
+    api.is_online(user)                # True or False
+    api.status(user)                   # "online", "away" or "offline"
+    api.statuses(users)                # {pk: UserPresence}, one round trip
+    api.online_users(limit=20)         # newest first
+    api.counts().people                # everyone online but crawlers
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from datetime import datetime
+from typing import Any
+
+from whos_online import presence
+from whos_online.failsafe import quietly
+from whos_online.presence import Counts
+from whos_online.roster import (
+    OnlineUser,
+    Status,
+    UserPresence,
+    online_roster,
+    presence_of,
+)
+
+__all__ = [
+    "Counts",
+    "OnlineUser",
+    "Status",
+    "UserPresence",
+    "counts",
+    "is_online",
+    "last_seen",
+    "online_users",
+    "status",
+    "statuses",
+]
+
+
+def status(user: Any, *, viewer: Any = None) -> Status:
+    """``"online"`` (seen within ``WHOS_ONLINE_AWAY_AFTER``), ``"away"``
+    (within the window) or ``"offline"``. One round trip."""
+    return presence_of([user], viewer=viewer)[0].status
+
+
+def is_online(user: Any, *, viewer: Any = None) -> bool:
+    """Whether ``user`` was seen within the window. One round trip."""
+    return status(user, viewer=viewer) != "offline"
+
+
+def last_seen(user: Any, *, viewer: Any = None) -> datetime | None:
+    """When ``user`` was last seen (UTC), if within Redis' memory and the
+    viewer may know. One round trip."""
+    return presence_of([user], viewer=viewer)[0].last_seen
+
+
+def statuses(users: Iterable[Any], *, viewer: Any = None) -> dict[Any, UserPresence]:
+    """Each user's status and last-seen time, by primary key: one round trip
+    per thousand users, however many there are."""
+    return {found.user.pk: found for found in presence_of(users, viewer=viewer)}
+
+
+def online_users(limit: int | None = None, *, viewer: Any = None) -> list[OnlineUser]:
+    """Users online now, most recently seen first, up to ``limit`` (default
+    ``WHOS_ONLINE_MAX_NAMES``). One round trip and one query."""
+    return online_roster(limit, viewer=viewer).users
+
+
+def counts() -> Counts:
+    """How many are online, by kind; ``.people`` leaves crawlers out. One
+    round trip; all zero when Redis cannot be reached."""
+    return quietly(lambda: presence.snapshot(0).counts, Counts())
