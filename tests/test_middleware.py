@@ -193,6 +193,16 @@ def test_logging_out_records_the_guest_at_once(
     assert members(redis_client, "guests") == ["192.0.2.3"]
 
 
+def test_logging_out_from_a_request_without_an_address_records_nobody(
+    browser: Client, alice: User, redis_client: Redis
+) -> None:
+    browser.force_login(alice)
+    browser.get("/")
+    response = browser.get("/logout/", REMOTE_ADDR="not-an-address")
+    assert members(redis_client, "guests") == []
+    assert GUARD not in response.cookies
+
+
 def test_switching_user_records_the_new_user_at_once(
     browser: Client, alice: User, bob: User, redis_client: Redis
 ) -> None:
@@ -389,6 +399,7 @@ def test_a_guests_guard_names_no_user(browser: Client) -> None:
         "ab\\cd",
         "\u00b2\u00b3.u.1.abc",
         "99999999999.g.1.abc",
+        "99999999999.g.1.42.abc",
     ],
 )
 def test_a_garbage_guard_counts_as_absent_and_never_raises(

@@ -6,7 +6,9 @@ import pytest
 from django.contrib.auth.models import User
 from django.test import Client
 from pytest_django.fixtures import Settings as SettingsWrapper
+from redis import Redis
 
+from tests.conftest import Clock
 from whos_online import presence
 from whos_online.rooms import room_token
 
@@ -152,6 +154,23 @@ def test_a_heartbeat_records_the_user(browser: Client, alice: User) -> None:
     browser.force_login(alice)
     assert browser.post(HEARTBEAT).status_code == 204
     assert presence.last_seen(alice.pk) is not None
+
+
+def test_a_heartbeat_while_guarded_records_the_user_again(
+    browser: Client, alice: User, clock: Clock
+) -> None:
+    browser.force_login(alice)
+    first = browser.get("/") and presence.last_seen(alice.pk)
+    clock.advance(31)
+    assert browser.post(HEARTBEAT).status_code == 204
+    assert presence.last_seen(alice.pk) == pytest.approx(first + 31, abs=1)  # type: ignore[operator]
+
+
+def test_a_beacon_with_an_unknown_room_records_no_room(
+    browser: Client, redis_client: Redis
+) -> None:
+    assert browser.post("/whos-online/beacon/?room=forged").status_code == 204
+    assert presence.rooms() == []
 
 
 def test_a_heartbeat_records_a_hidden_user_as_hidden(

@@ -6,6 +6,7 @@ from django.http import HttpRequest, HttpResponse
 from django.template import engines
 from django.urls import include, path
 from django.views import View
+from django.views.decorators.cache import cache_page
 
 from whos_online.rooms import RoomMixin, records_room
 
@@ -59,7 +60,26 @@ def unformattable_room(request: HttpRequest) -> HttpResponse:
     return HttpResponse("a page whose room name does not format")
 
 
+@cache_page(60)
+def cached(request: HttpRequest) -> HttpResponse:
+    """A page served from Django's cache after its first render."""
+    template = engines["django"].from_string(
+        "{% load whos_online %}{% whos_online_beacon room='thread:1' %}"
+    )
+    return HttpResponse(template.render({}, request))
+
+
+def widget_of_room(request: HttpRequest, room: str) -> HttpResponse:
+    """A widget whose room comes from the URL, as sites do (and attackers)."""
+    template = engines["django"].from_string(
+        "{% load whos_online %}{% whos_online room=room %}"
+    )
+    return HttpResponse(template.render({"room": room}, request))
+
+
 urlpatterns = [
+    path("cached/", cached),
+    path("room-widget/<str:room>/", widget_of_room),
     path("", page),
     path("widget/", widget),
     path("login/<int:pk>/", log_in),

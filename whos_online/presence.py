@@ -217,9 +217,8 @@ def log_out(pk: str, device: str) -> bool:
     if rooms:
         pipe = config.client.pipeline(transaction=False)
         for room in _decoded(rooms):
-            if is_room_name(room):
-                pipe.zrem(key("users", room), pk)
-                pipe.zrem(key("hidden", room), pk)
+            pipe.zrem(key("users", room), pk)
+            pipe.zrem(key("hidden", room), pk)
         pipe.execute()
     return True
 
@@ -359,8 +358,6 @@ def prune(*, dry_run: bool = False) -> dict[str, int]:
         kind: _prune_set(key(kind), dry_run=dry_run) for kind in KINDS
     }
     for room in _decoded(get_config().client.zrange(key("rooms"), 0, -1)):
-        if not is_room_name(room):
-            continue
         for kind in KINDS:
             removed[f"room:{room}:{kind}"] = _prune_set(
                 key(kind, room), dry_run=dry_run
@@ -395,8 +392,7 @@ def load_scripts() -> None:
     each script's first use."""
     pipe = get_config().client.pipeline(transaction=False)
     for path in files("whos_online").joinpath("lua").iterdir():
-        if path.name.endswith(".lua"):
-            pipe.script_load(_script(path.name.removesuffix(".lua"))[0])
+        pipe.script_load(_script(path.name.removesuffix(".lua"))[0])
     pipe.execute()
 
 

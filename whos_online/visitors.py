@@ -28,6 +28,13 @@ from whos_online.privacy import stored_address
 REQUEST_ATTRIBUTE = "whos_online_visit"
 
 
+class Unresolved:
+    """The visitor has not been worked out yet (``None`` means nobody)."""
+
+
+UNRESOLVED = Unresolved()
+
+
 @dataclass(frozen=True)
 class Visitor:
     kind: Kind
@@ -57,6 +64,9 @@ class Visit:
         address = (self.address or "") if raw and guard.is_guests(raw) else ""
         self.guard = guard.read(self.config, raw, self.session_key, address)
         self.stamp: Stamp | None = None
+        """What Redis said when the visitor was recorded by this request."""
+        self.recorded: Visitor | None = None
+        self._visitor: Visitor | None | Unresolved = UNRESOLVED
         setattr(request, REQUEST_ATTRIBUTE, self)
 
     @property
@@ -73,17 +83,21 @@ class Visit:
             self.request.META, config.proxy_count, config.trusted_networks
         )
 
-    @functools.cached_property
+    @property
     def visitor(self) -> Visitor | None:
-        """The visitor, or ``None`` for a guest without a usable address.
+        """The visitor, or ``None`` for a guest without a usable address;
+        worked out on first use.
 
         A user's guard names them, which spares loading the session and the
         user, unless ``WHOS_ONLINE_IS_HIDDEN`` must look at the user.
         """
-        named = None if self.guard is None else self.guard.user_pk
-        if named is not None and self.config.is_hidden is None:
-            return Visitor("users", named)
-        return self._resolve()
+        if isinstance(self._visitor, Unresolved):
+            named = None if self.guard is None else self.guard.user_pk
+            if named is not None and self.config.is_hidden is None:
+                self._visitor = Visitor("users", named)
+            else:
+                self._visitor = self._resolve()
+        return self._visitor
 
     def _resolve(self) -> Visitor | None:
         user = getattr(self.request, "user", None)
@@ -120,15 +134,19 @@ class Visit:
         self.stamp = presence.record(
             visitor.kind, visitor.member, device=self._device(visitor)
         )
+        self.recorded = visitor
 
     def record_new_identity(self) -> None:
         """The view logged someone in or out: record who they are now, and
         take the guest they were off the guests."""
-        before = self.visitor
-        was_guest = before.kind == "guests" if before else self._guard_was_a_guests()
+        before = self.recorded
+        if before is not None:
+            was_guest = before.kind == "guests"
+        else:
+            was_guest = self.guard is not None and self.guard.is_guests
         self.session_key = _session_key(self.request, self.config)
-        self.__dict__["visitor"] = after = self._resolve()
-        self.stamp = None
+        self._visitor = after = self._resolve()
+        self.stamp = self.recorded = None
         if after is None or not after.is_person:
             return
         previous = ""
@@ -140,9 +158,7 @@ class Visit:
             previous_guest=previous,
             device=self._device(after),
         )
-
-    def _guard_was_a_guests(self) -> bool:
-        return self.guard is not None and self.guard.is_guests
+        self.recorded = after
 
     def _device(self, visitor: Visitor) -> str:
         if visitor.user_pk is None or not self.session_key:
@@ -157,7 +173,7 @@ class Visit:
 
     def issue_guard(self, response: HttpResponseBase) -> None:
         """Spare the visitor just recorded the next guard period of records."""
-        visitor, stamp = self.visitor, self.stamp
+        visitor, stamp = self.recorded, self.stamp
         if stamp is None or visitor is None or not visitor.is_person:
             return
         guard.issue(
