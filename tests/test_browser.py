@@ -22,6 +22,7 @@ import time
 import urllib.request
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -53,6 +54,12 @@ SITE_NAMES = "#online-now .whos-online-users > *"
 THREAD_NAMES = "#thread-viewers .whos-online-users > *"
 
 LogIn = Callable[[str], "Page"]
+# Headless Chromium says "HeadlessChrome", which counts as a crawler; the
+# tests browse as an ordinary desktop Chrome.
+USER_AGENT = (
+    "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) "
+    "Chrome/156.0.0.0 Safari/537.36"
+)
 
 
 def missing() -> str | None:
@@ -157,7 +164,7 @@ def log_in(browser: Browser, demo: str) -> Iterator[LogIn]:
     pages: list[Page] = []
 
     def log_in(username: str) -> Page:
-        page = browser.new_context(base_url=demo).new_page()
+        page = browser.new_context(base_url=demo, user_agent=USER_AGENT).new_page()
         page.set_default_timeout(10_000)
         pages.append(page)
         page.goto("/accounts/login/")
@@ -182,7 +189,63 @@ def log_out(page: Page) -> None:
 
 
 def names(page: Page, where: str = SITE_NAMES) -> list[str]:
-    return list(page.locator(where).all_inner_texts())
+    return [
+        text.removesuffix(" (hidden)") for text in page.locator(where).all_inner_texts()
+    ]
+
+
+def site_counts(page: Page) -> Any:
+    return page.locator("#online-now .whos-online-counts")
+
+
+# First in the module: nobody has visited the fresh demo yet.
+def test_the_first_page_a_guest_opens_already_counts_them(
+    browser: Browser, demo: str
+) -> None:
+    page = browser.new_context(base_url=demo, user_agent=USER_AGENT).new_page()
+    page.goto("/")
+    expect(site_counts(page)).to_have_text("1 visitor online")
+    page.context.close()
+
+
+def test_logging_in_leaves_one_visitor_not_a_user_and_a_guest(log_in: LogIn) -> None:
+    alice = log_in("alice")  # she browsed the login page as a guest first
+    expect(site_counts(alice)).to_have_text("1 visitor online")
+    expect(alice.locator("#online-now .whos-online-breakdown")).to_contain_text(
+        "0 guests"
+    )
+
+
+def test_logging_out_in_one_of_two_sessions_keeps_the_other_online(
+    log_in: LogIn,
+) -> None:
+    phone = log_in("alice")
+    laptop = log_in("alice")
+    log_out(phone)
+    laptop.reload()
+    assert "alice" in names(laptop)
+
+
+def test_a_cached_page_with_the_beacon_counts_its_visitor(
+    browser: Browser, demo: str
+) -> None:
+    page = browser.new_context(base_url=demo, user_agent=USER_AGENT).new_page()
+    with page.expect_response("**/whos-online/beacon/") as beacon:
+        page.goto("/news/")
+    assert beacon.value.status == 204
+    counts = page.evaluate(
+        "async () => (await (await fetch('/whos-online/online.json')).json()).counts"
+    )
+    assert counts["guests"] >= 1
+    page.context.close()
+
+
+def test_the_header_count_follows_the_refreshing_widget(log_in: LogIn) -> None:
+    alice = log_in("alice")
+    header = alice.locator("header .online-now [data-whos-online-count=people]")
+    expect(header).to_have_text("1")
+    log_in("bob")
+    expect(header).to_have_text("2", timeout=REFRESH_WAIT_MS)
 
 
 def test_each_user_sees_the_other_after_a_reload_until_they_log_out(
@@ -204,13 +267,13 @@ def test_each_user_sees_the_other_after_a_reload_until_they_log_out(
 
 def test_the_widget_refreshes_in_place_when_someone_logs_in(log_in: LogIn) -> None:
     alice = log_in("alice")
-    counts = alice.locator("#online-now .whos-online-counts")
-    expect(counts).to_contain_text("0 hidden")
+    breakdown = alice.locator("#online-now .whos-online-breakdown")
+    expect(breakdown).not_to_contain_text("hidden")
     alice.evaluate("window.notReloaded = true")
 
     log_in("carol")  # hidden: counted for alice, not named
 
-    expect(counts).to_contain_text("1 hidden", timeout=REFRESH_WAIT_MS)
+    expect(breakdown).to_contain_text("1 hidden user", timeout=REFRESH_WAIT_MS)
     assert alice.evaluate("window.notReloaded") is True
 
 
@@ -221,7 +284,7 @@ def test_only_staff_see_hidden_carol_listed_and_her_status(log_in: LogIn) -> Non
     admin.reload()
 
     hidden = admin.locator("#online-now .whos-online-users .whos-online-hidden")
-    expect(hidden).to_have_text("carol")
+    expect(hidden).to_have_text("carol (hidden)")
     assert "carol" not in names(alice)
     for page, carol_status in ((admin, "online"), (alice, "offline")):
         page.goto("/members/")

@@ -89,21 +89,32 @@ LOGIN_REDIRECT_URL = "/"
 LOGOUT_REDIRECT_URL = "/"
 
 # Who's online keeps its data in the Redis behind a django-redis (or Django's
-# own RedisCache) alias of CACHES, "default" unless WHOS_ONLINE_CACHE_ALIAS
-# says otherwise.
+# own RedisCache) alias of CACHES. It gets an alias of its own, "presence":
+# cache.clear() on the page cache then cannot wipe who is online. Short
+# timeouts keep a slow Redis from holding pages (check whos_online.W003).
 REDIS_URL = os.environ.get("REDIS_URL", "")
 
-_cache: dict[str, Any] = {"BACKEND": "django_redis.cache.RedisCache"}
+_presence: dict[str, Any] = {
+    "BACKEND": "django_redis.cache.RedisCache",
+    "OPTIONS": {"SOCKET_TIMEOUT": 0.25, "SOCKET_CONNECT_TIMEOUT": 0.25},
+}
 if REDIS_URL:
-    _cache["LOCATION"] = REDIS_URL
+    _presence["LOCATION"] = REDIS_URL
 else:
     from fakeredis import FakeConnection
 
     # fakeredis keeps one in-process server per host and port; nothing is
     # sent to this address, and no Redis needs to listen there.
-    _cache["LOCATION"] = "redis://127.0.0.1:6379/0"
-    _cache["OPTIONS"] = {"CONNECTION_POOL_KWARGS": {"connection_class": FakeConnection}}
-CACHES = {"default": _cache}
+    _presence["LOCATION"] = "redis://127.0.0.1:6379/0"
+    _presence["OPTIONS"]["CONNECTION_POOL_KWARGS"] = {
+        "connection_class": FakeConnection
+    }
+CACHES = {
+    # The page cache of the news page (cache_page).
+    "default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"},
+    "presence": _presence,
+}
+WHOS_ONLINE_CACHE_ALIAS = "presence"
 
 # Printed once when the development server starts (see the demo app's
 # runserver command); empty when a real Redis is used.

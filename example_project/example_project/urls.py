@@ -11,6 +11,7 @@ urlpatterns = [
     path("forum/<int:pk>/", views.thread, name="thread"),
     path("members/", views.members, name="members"),
     path("about/", views.about, name="about"),
+    path("news/", views.news, name="news"),
     # login/ and logout/ (a POST), with the template registration/login.html.
     path("accounts/", include("django.contrib.auth.urls")),
     path("admin/", admin.site.urls),

@@ -8,6 +8,7 @@ from typing import NamedTuple
 from django.contrib.auth import get_user_model
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
+from django.views.decorators.cache import cache_page
 
 from whos_online.rooms import records_room
 
@@ -53,3 +54,10 @@ def members(request: HttpRequest) -> HttpResponse:
 
 def about(request: HttpRequest) -> HttpResponse:
     return render(request, "about.html")
+
+
+@cache_page(60 * 5, cache="default")
+def news(request: HttpRequest) -> HttpResponse:
+    """A page served from the cache, as a CDN would serve it: the same HTML
+    for everyone, so it carries no widget, only the beacon."""
+    return render(request, "news.html")
