@@ -50,6 +50,9 @@ exclude_patterns = [
 myst_heading_anchors = 3
 myst_enable_extensions = ["colon_fence"]
 
+# Every cross-reference must resolve (what `sphinx-build -n` asks), here so
+# that Read the Docs, which does not pass -n, checks the same.
+nitpicky = True
 autodoc_member_order = "bysource"
 # The standard library's names in type hints: there is no inventory to link
 # them to (the build fetches nothing), so they stay plain text.
