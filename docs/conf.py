@@ -48,7 +48,6 @@ exclude_patterns = [
 
 # Let `[text](page.md#a-heading)` links find headings, as GitHub does.
 myst_heading_anchors = 3
-myst_enable_extensions = ["colon_fence"]
 
 # Every cross-reference must resolve (what `sphinx-build -n` asks), here so
 # that Read the Docs, which does not pass -n, checks the same.
