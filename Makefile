@@ -8,7 +8,7 @@ PORT ?= 8000
 # A database number of its own on the real server, for `make test-redis`.
 TEST_REDIS_URL ?= redis://127.0.0.1:6379/13
 
-.PHONY: help install demo test test-redis test-django42 test-browser lint wheel-check bench bench-smoke clean
+.PHONY: help install demo test test-redis test-django42 test-browser lint docs wheel-check bench bench-smoke clean
 
 help:
 	@echo "make demo          serve the example project on http://127.0.0.1:$(PORT)"
@@ -17,6 +17,7 @@ help:
 	@echo "make test-django42 the suite on Django 4.2 LTS with django-redis 6"
 	@echo "make test-browser  the demo in headless Chromium (needs apt-get install chromium)"
 	@echo "make lint          ruff and mypy --strict"
+	@echo "make docs          build docs/ as a site in docs/_build/html (warnings are errors)"
 	@echo "make wheel-check   build the wheel and check what it ships"
 	@echo "make bench         run the benchmarks and write docs/benchmarks/"
 	@echo "make bench-smoke   the benchmarks with small sizes, report to a scratch folder"
@@ -60,6 +61,15 @@ lint: install
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy whos_online tests
 
+$(BIN)/.docs-installed: requirements/docs.txt $(BIN)/.installed
+	$(BIN)/python -m pip install --quiet -r requirements/docs.txt
+	touch $@
+
+# The site Read the Docs publishes (.readthedocs.yaml), built the same way:
+# a warning, a broken link or an unresolved reference fails the build.
+docs: $(BIN)/.docs-installed
+	$(BIN)/sphinx-build -W --keep-going -n -b html docs docs/_build/html
+
 wheel-check: install
 	rm -rf dist
 	$(BIN)/python -m build --wheel --outdir dist . >/dev/null
@@ -75,4 +85,4 @@ bench-smoke: install
 	out=$$(mktemp -d) && $(BIN)/python benchmarks/run.py --quick --out $$out && rm -rf $$out
 
 clean:
-	rm -rf $(VENV) .venv-django42 dist build .coverage
+	rm -rf $(VENV) .venv-django42 dist build .coverage docs/_build

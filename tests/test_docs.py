@@ -7,14 +7,25 @@ from pathlib import Path
 
 import pytest
 
-from whos_online import checks
+from whos_online import checks, urls
 from whos_online.conf import Settings
+from whos_online.templatetags.whos_online import register
 
 ROOT = Path(__file__).resolve().parent.parent
 SETTINGS = sorted(
     f"WHOS_ONLINE_{name}"
     for name, value in vars(Settings).items()
     if isinstance(value, property)
+)
+
+
+TAGS = sorted(register.tags)
+FILTERS = sorted(register.filters)
+ENDPOINTS = sorted(str(pattern.pattern) for pattern in urls.urlpatterns)
+COMMANDS = sorted(
+    path.stem
+    for path in (ROOT / "whos_online/management/commands").glob("*.py")
+    if not path.name.startswith("_")
 )
 
 
@@ -49,3 +60,30 @@ def test_every_check_id_is_documented() -> None:
 def test_the_readme_shows_the_last_benchmark_headline() -> None:
     """`make bench` writes docs/benchmarks/headline.md; the README quotes it."""
     assert read("docs/benchmarks/headline.md").strip() in read("README.md")
+
+
+@pytest.mark.parametrize("tag", TAGS)
+def test_every_tag_is_in_the_template_tags_page(tag: str) -> None:
+    assert f"{{% {tag}" in read("docs/template-tags.md")
+
+
+@pytest.mark.parametrize("name", FILTERS)
+def test_every_filter_is_in_the_template_tags_page(name: str) -> None:
+    assert f"|{name}" in read("docs/template-tags.md")
+
+
+@pytest.mark.parametrize("route", ENDPOINTS)
+def test_every_endpoint_is_in_the_endpoints_page(route: str) -> None:
+    assert f"| `{route}` |" in read("docs/endpoints.md")
+
+
+@pytest.mark.parametrize("command", COMMANDS)
+def test_every_command_is_in_the_commands_page(command: str) -> None:
+    assert f"## `{command}`" in read("docs/commands.md")
+
+
+def test_the_readme_links_only_to_absolute_addresses() -> None:
+    """PyPI shows the README without the repository, so a relative link breaks."""
+    targets = re.findall(r"\]\(([^)]*)\)", read("README.md"))
+    assert targets
+    assert [t for t in targets if not t.startswith("https://")] == []
