@@ -7,12 +7,16 @@ BIN := $(VENV)/bin
 PORT ?= 8000
 # A database number of its own on the real server, for `make test-redis`.
 TEST_REDIS_URL ?= redis://127.0.0.1:6379/13
+# The default run leaves out the suites that start redis-servers or a
+# browser; `make test-servers` and `make test-browser` run them (CI does).
+FAST := -m "not real_redis and not browser"
 
-.PHONY: help install demo test test-redis test-django42 test-browser lint docs wheel-check bench bench-smoke clean
+.PHONY: help install demo test test-servers test-redis test-django42 test-browser lint docs wheel-check bench bench-smoke clean
 
 help:
 	@echo "make demo          serve the example project on http://127.0.0.1:$(PORT)"
-	@echo "make test          run the whole test suite (in-process fakeredis)"
+	@echo "make test          run the test suite (in-process fakeredis; fast)"
+	@echo "make test-servers  the suites that start real redis-servers (Cluster, Sentinel, outage)"
 	@echo "make test-redis    the same suite against a real Redis at $(TEST_REDIS_URL)"
 	@echo "make test-django42 the suite on Django 4.2 LTS with django-redis 6"
 	@echo "make test-browser  the demo in headless Chromium (needs apt-get install chromium)"
@@ -36,10 +40,15 @@ demo: install
 	cd example_project && ../$(BIN)/python manage.py runserver 127.0.0.1:$(PORT)
 
 test: install
-	$(BIN)/python -m pytest --cov --cov-report=term $(PYTEST_ARGS)
+	$(BIN)/python -m pytest $(FAST) --cov --cov-report=term --cov-fail-under=100 $(PYTEST_ARGS)
+
+# Real redis-servers started by the tests: Cluster, Sentinel, an outage, skewed
+# clocks, many processes at once.
+test-servers: install
+	$(BIN)/python -m pytest -m real_redis -p no:cov $(PYTEST_ARGS)
 
 test-redis: install
-	REDIS_URL=$(TEST_REDIS_URL) $(BIN)/python -m pytest $(PYTEST_ARGS)
+	REDIS_URL=$(TEST_REDIS_URL) $(BIN)/python -m pytest $(FAST) -p no:cov $(PYTEST_ARGS)
 
 .venv-django42/.installed: requirements/django42.txt pyproject.toml
 	$(PYTHON) -m venv .venv-django42

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import pytest
 from django.core.exceptions import ImproperlyConfigured
+from django_redis import get_redis_connection
 from pytest_django.fixtures import Settings as SettingsWrapper
+from redis import Redis
 
-from whos_online import presence
+from whos_online import checks, presence
 from whos_online.conf import get_config
 
 
@@ -42,3 +44,21 @@ def test_a_cache_that_is_not_redis_is_refused(settings: SettingsWrapper) -> None
 
 def test_the_client_is_built_once_and_reused() -> None:
     assert get_config().client is get_config().client
+
+
+def test_a_connection_factory_builds_the_client(settings: SettingsWrapper) -> None:
+    settings.WHOS_ONLINE_CONNECTION_FACTORY = "tests.test_connection.the_default_client"
+    assert get_config().client is the_default_client()
+
+
+def test_with_a_connection_factory_the_cache_alias_is_not_checked(
+    settings: SettingsWrapper,
+) -> None:
+    settings.WHOS_ONLINE_CONNECTION_FACTORY = "tests.test_connection.the_default_client"
+    settings.WHOS_ONLINE_CACHE_ALIAS = "locmem"
+    assert checks.check_cache() == []
+
+
+def the_default_client() -> Redis:
+    """A connection factory, as a site names one in settings."""
+    return get_redis_connection("default")  # type: ignore[no-any-return]
