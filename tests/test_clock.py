@@ -91,3 +91,28 @@ def test_a_skewed_web_server_still_counts_others_as_online(
     skew(2 * HOURS)
     assert presence.snapshot(limit=10).counts.users == 1
     assert presence.last_seen(1) == pytest.approx(redis_time(on_redis_server), abs=1)
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("hours", [1, -1])
+def test_a_user_browsing_across_servers_an_hour_apart_stays_listed(
+    on_redis_server: RedisServer, skew: Callable[[float], None], hours: int
+) -> None:
+    """One browser, its requests served in turn by an on-time web server and
+    one an hour off (each a process of its own: what it learnt is forgotten).
+    Each honours the other's guard, and neither stops the other recording."""
+    from django.contrib.auth import get_user_model
+
+    from whos_online.conf import get_config
+
+    alice = get_user_model().objects.create_user("alice")
+    browser = Client()
+    browser.force_login(alice)
+    recorded_at = []
+    for server_skew in (0, hours * HOURS, 0, hours * HOURS):
+        skew(server_skew)
+        get_config.cache_clear()  # another process
+        browser.get("/")
+        recorded_at.append(presence.last_seen(alice.pk))
+    assert len(set(recorded_at)) == 1  # recorded once, then guarded everywhere
+    assert recorded_at[0] == pytest.approx(redis_time(on_redis_server), abs=5)

@@ -197,3 +197,43 @@ def test_a_redis_that_never_answers_costs_one_bounded_wait_then_none(
         )
     assert {*first.statuses, *later.statuses} == {200}
     assert silent_redis() == 1
+
+
+@pytest.mark.real_redis
+@pytest.mark.django_db
+@needs_redis_server
+def test_browsing_users_are_listed_again_soon_after_redis_loses_its_data(
+    on_redis_server: RedisServer,
+    settings: SettingsWrapper,
+    django_user_model: Any,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Six users browse (a page each every half second, from one process) on
+    a Redis without persistence; it restarts empty. Their guards name the old
+    data's generation, so they are recorded again on a request soon after."""
+    settings.WHOS_ONLINE_FAILURE_BACKOFF = BACKOFF
+    browsers = []
+    for n in range(6):
+        browser = Client()
+        browser.force_login(django_user_model.objects.create_user(f"user{n}"))
+        browser.get("/")
+        browsers.append(browser)
+
+    def listed() -> int:
+        return int(get_config().client.zcard(presence.key("users")) or 0)
+
+    assert listed() == 6
+    on_redis_server.stop()
+    on_redis_server.start()
+    restarted = time.monotonic()
+    while listed() < 6 and time.monotonic() - restarted < 60:
+        for browser in browsers:
+            browser.get("/")
+        time.sleep(0.5)
+    seconds = time.monotonic() - restarted
+    with capsys.disabled():
+        print(
+            f"\nAfter a restart without persistence, 6 of 6 users were listed "
+            f"again {seconds:.1f} s later ({listed()} listed)."
+        )
+    assert listed() == 6
