@@ -357,7 +357,7 @@ def guard_read_back(user_pk: str) -> guard.Guard:
         response,
         session_key="",
         user_pk=user_pk,
-        guest_address=None,
+        guest_binding=None,
         server_now=config.state.clock.now(),
         generation=config.state.clock.generation,
         secure=False,

@@ -8,7 +8,7 @@ none. ``expires`` is on Redis' clock, so web servers whose clocks disagree
 agree on when it runs out, and ``generation`` names the Redis data it vouches
 for, so a guard issued before Redis lost its data no longer holds. The MAC
 (keyed BLAKE2b under a key derived from ``SECRET_KEY``) covers those fields,
-the visitor's session key and, for a guest, the address: logging in or out
+the visitor's session key and, for a guest, the address headers: logging in or out
 changes the session key, and with it the guard is void. A guard that does
 not verify, for whatever reason, counts as absent.
 
@@ -47,8 +47,10 @@ class Guard:
     cookie)."""
 
     def holds(self, clock: ServerClock) -> bool:
-        """Whether it still spares the visitor a record."""
-        return self.generation == clock.generation and self.expires >= clock.now()
+        """Whether it still spares the visitor a record: it names the data
+        generation in Redis, has not run out by Redis' clock, and both were
+        learnt from Redis within the past few seconds."""
+        return self.generation == clock.generation and clock.is_before(self.expires)
 
 
 def is_guests(raw: str) -> bool:
@@ -90,24 +92,25 @@ def issue(
     *,
     session_key: str,
     user_pk: str | None,
-    guest_address: str | None,
+    guest_binding: str | None,
     server_now: float,
     generation: str,
     secure: bool,
 ) -> None:
     """Spare this visitor the next ``WHOS_ONLINE_GUARD_SECONDS`` of records.
 
-    Give ``user_pk`` for a user or ``guest_address`` for a guest.
+    Give ``user_pk`` for a user, or for a guest the ``guest_binding`` (the
+    address headers) the guard must be presented with.
     """
     seconds = config.guard_seconds
     if seconds <= 0:
         return
     expires = str(int(server_now) + seconds)
-    if guest_address is None:
+    if guest_binding is None:
         kind, address, max_age = "u", "", config.user_cookie_age
         pk = user_pk if user_pk and COOKIE_SAFE_PK.fullmatch(user_pk) else ""
     else:
-        kind, address, max_age, pk = "g", guest_address, seconds, ""
+        kind, address, max_age, pk = "g", guest_binding, seconds, ""
     mac = _mac(config, expires, kind, generation, pk, address, session_key)
     response.set_cookie(
         config.cookie_name,

@@ -59,6 +59,15 @@ class ServerClock:
         """Redis' time now, as well as this process knows it."""
         return local_time() + self.offset
 
+    def is_before(self, server_time: float) -> bool:
+        """Whether Redis' time is not yet ``server_time``, by what this process
+        learnt lately (``False`` when that was too long ago to trust)."""
+        local = local_time()
+        return (
+            local - self._learnt_at < CLOCK_REFRESH_SECONDS
+            and local + self.offset <= server_time
+        )
+
     @property
     def is_stale(self) -> bool:
         """Whether it is time to ask Redis again."""

@@ -58,11 +58,11 @@ class Visit:
 
     def __init__(self, request: HttpRequest, config: Config | None = None) -> None:
         self.request = request
-        self.config = config or get_config()
-        self.session_key = _session_key(request, self.config)
-        raw = request.COOKIES.get(self.config.cookie_name, "")
-        address = (self.address or "") if raw and guard.is_guests(raw) else ""
-        self.guard = guard.read(self.config, raw, self.session_key, address)
+        self.config = config = config or get_config()
+        self.session_key = _session_key(request, config)
+        raw = request.COOKIES.get(config.cookie_name, "")
+        binding = self.binding if raw and guard.is_guests(raw) else ""
+        self.guard = guard.read(config, raw, self.session_key, binding)
         self.stamp: Stamp | None = None
         """What Redis said when the visitor was recorded by this request."""
         self.recorded: Visitor | None = None
@@ -73,8 +73,19 @@ class Visit:
     def is_guarded(self) -> bool:
         """Whether a guard spares this request, by Redis' time and data
         generation as this process learnt them within the past few seconds."""
-        clock = self.config.state.clock
-        return self.guard is not None and not clock.is_stale and self.guard.holds(clock)
+        found = self.guard
+        return found is not None and found.holds(self.config.state.clock)
+
+    @property
+    def binding(self) -> str:
+        """What a guest's guard is bound to: the address headers as the
+        request sent them. Nothing is parsed on the hot path; a guest whose
+        headers change is simply recorded again."""
+        meta = self.request.META
+        remote = str(meta.get("REMOTE_ADDR", ""))
+        if self.config.proxy_count or self.config.trusted_networks:
+            return f"{remote}|{meta.get('HTTP_X_FORWARDED_FOR', '')}"
+        return remote
 
     @functools.cached_property
     def address(self) -> str | None:
@@ -169,7 +180,12 @@ class Visit:
     def identity_changed(self) -> bool:
         """Whether the view gave the browser another session (a login or a
         logout cycles the key), so the guard no longer fits it."""
-        return _session_key(self.request, self.config) != self.session_key
+        session = getattr(self.request, "session", None)
+        return (
+            session is not None
+            and session.modified
+            and (session.session_key or "") != self.session_key
+        )
 
     def issue_guard(self, response: HttpResponseBase) -> None:
         """Spare the visitor just recorded the next guard period of records."""
@@ -181,7 +197,7 @@ class Visit:
             response,
             session_key=self.session_key,
             user_pk=visitor.user_pk,
-            guest_address=visitor.address if visitor.kind == "guests" else None,
+            guest_binding=self.binding if visitor.kind == "guests" else None,
             server_now=stamp.now,
             generation=stamp.generation,
             secure=self.request.is_secure(),
