@@ -524,3 +524,15 @@ def test_rotating_the_secret_key_voids_every_guard(
     redis_commands.commands.clear()
     browser.get("/")
     assert "EVALSHA" in redis_commands.commands
+
+
+def test_behind_a_proxy_a_guests_guard_holds_while_the_forwarded_address_does(
+    browser: Client, settings: SettingsWrapper, redis_commands: CommandCounter
+) -> None:
+    settings.WHOS_ONLINE_PROXY_COUNT = 1
+    browser.get("/", HTTP_X_FORWARDED_FOR="203.0.113.7")
+    redis_commands.commands.clear()
+    browser.get("/", HTTP_X_FORWARDED_FOR="203.0.113.7")
+    assert redis_commands.commands == []
+    browser.get("/", HTTP_X_FORWARDED_FOR="203.0.113.8")
+    assert "EVALSHA" in redis_commands.commands
