@@ -188,7 +188,7 @@ def test_prune_removes_only_members_seen_before_the_window(
     seen_ago("users", "2", 10)
     seen_ago("guests", "192.0.2.1", 1000)
     seen_ago("guests", "192.0.2.2", 2000)
-    assert presence.prune() == {
+    assert presence.prune().removed == {
         "users": 1,
         "hidden": 0,
         "guests": 2,
@@ -203,7 +203,7 @@ def test_prune_dry_run_counts_without_removing(
     redis_client: Redis, seen_ago: Callable[[str, str, float], None]
 ) -> None:
     seen_ago("users", "1", 1000)
-    assert presence.prune(dry_run=True)["users"] == 1
+    assert presence.prune(dry_run=True).removed["users"] == 1
     assert redis_client.zcard(presence.key("users")) == 1
 
 
@@ -240,7 +240,7 @@ def test_prune_removes_stale_members_in_bounded_batches(
 ) -> None:
     guests_seen(seen_ago, stale=7, online=online)
     redis_commands.commands.clear()
-    assert presence.prune()["guests"] == 7
+    assert presence.prune().removed["guests"] == 7
     assert guest_scripts(redis_commands) == 3
     assert redis_client.zcard(presence.key("guests")) == online
 
@@ -254,7 +254,7 @@ def test_prune_keeps_the_few_online_of_a_mostly_stale_set_in_one_step(
     guests_seen(seen_ago, stale=7, online=2)
     redis_client.expire(presence.key("guests"), 600)
     redis_commands.commands.clear()
-    assert presence.prune()["guests"] == 7
+    assert presence.prune().removed["guests"] == 7
     assert guest_scripts(redis_commands) == 1
     assert redis_client.zrange(presence.key("guests"), 0, -1) == [
         b"198.51.100.1",
@@ -264,16 +264,26 @@ def test_prune_keeps_the_few_online_of_a_mostly_stale_set_in_one_step(
     assert not redis_client.exists(presence.key("prune-scratch"))
 
 
+@pytest.mark.usefixtures("small_batches")
+def test_prune_names_every_user_who_left_however_many_batches(
+    seen_ago: Callable[[str, str, float], None],
+) -> None:
+    for pk in range(7):
+        seen_ago("users", str(pk), 1000 + pk)
+    seen_ago("users", "online", 5)
+    assert sorted(presence.prune().users_left) == [str(pk) for pk in range(7)]
+
+
 def test_prune_of_a_set_with_nobody_online_deletes_it(
     redis_client: Redis, seen_ago: Callable[[str, str, float], None]
 ) -> None:
     guests_seen(seen_ago, stale=3, online=0)
-    assert presence.prune()["guests"] == 3
+    assert presence.prune().removed["guests"] == 3
     assert not redis_client.exists(presence.key("guests"))
 
 
 def test_prune_of_missing_sets_removes_nothing() -> None:
-    assert set(presence.prune().values()) == {0}
+    assert set(presence.prune().removed.values()) == {0}
 
 
 def test_a_hidden_user_is_recorded_in_the_hidden_set_only(redis_client: Redis) -> None:
@@ -426,8 +436,8 @@ def test_last_seen_many_of_nobody_still_knows_the_time(
 def test_logging_out_removes_the_user_from_both_sets(redis_client: Redis) -> None:
     presence.record_user(1)
     presence.record_user(2, hidden=True)
-    assert presence.log_out("1", device="")
-    assert presence.log_out("2", device="")
+    assert presence.log_out("1", device="").removed
+    assert presence.log_out("2", device="").hidden
     assert redis_client.zcard(presence.key("users")) == 0
     assert redis_client.zcard(presence.key("hidden")) == 0
 
@@ -506,7 +516,7 @@ def test_prune_covers_rooms_and_the_room_index(
     stale = server_now() - 1000
     redis_client.zadd(presence.key("users", "thread:1"), {"2": stale})
     redis_client.zadd(presence.key("rooms"), {"thread:gone": stale})
-    removed = presence.prune()
+    removed = presence.prune().removed
     assert removed["room:thread:1:users"] == 1
     assert removed["rooms"] == 1
     assert presence.rooms() == ["thread:1"]

@@ -1,12 +1,22 @@
-"""Logging out takes a user off the list at once."""
+"""Logging out takes a user off the list at once; arrivals and departures
+are announced by signals."""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
+from io import StringIO
+from typing import Any
+
 import pytest
 from django.contrib.auth.models import User
+from django.core.management import call_command
 from django.test import Client
 
+from tests.conftest import Clock
 from whos_online import presence
+from whos_online.signals import user_came_online, user_went_offline
+
+SeenAgo = Callable[[str, str, float], None]
 
 pytestmark = pytest.mark.django_db
 
@@ -39,3 +49,106 @@ def test_with_redis_unreachable_logging_out_still_works(
 
 def test_logging_out_when_not_logged_in_is_harmless(browser: Client) -> None:
     assert browser.get("/logout/").status_code == 200
+
+
+class Heard:
+    """The signals a receiver heard, with their payloads."""
+
+    def __init__(self) -> None:
+        self.payloads: list[dict[str, Any]] = []
+
+    def __call__(self, sender: Any, signal: Any, **payload: Any) -> None:
+        self.payloads.append(payload)
+
+
+@pytest.fixture
+def came_online() -> Iterator[Heard]:
+    heard = Heard()
+    user_came_online.connect(heard)
+    yield heard
+    user_came_online.disconnect(heard)
+
+
+@pytest.fixture
+def went_offline() -> Iterator[Heard]:
+    heard = Heard()
+    user_went_offline.connect(heard)
+    yield heard
+    user_went_offline.disconnect(heard)
+
+
+def test_a_user_entering_the_window_came_online(
+    browser: Client, alice: User, came_online: Heard
+) -> None:
+    browser.force_login(alice)
+    browser.get("/")
+    assert came_online.payloads == [{"user_pk": str(alice.pk), "hidden": False}]
+
+
+def test_a_user_renewing_their_presence_did_not_come_online_again(
+    browser: Client, alice: User, came_online: Heard, clock: Clock
+) -> None:
+    browser.force_login(alice)
+    browser.get("/")
+    clock.advance(301)  # the guard ran out; she is still within the window
+    browser.get("/")
+    assert len(came_online.payloads) == 1
+
+
+def test_logging_in_came_online(
+    browser: Client, alice: User, came_online: Heard
+) -> None:
+    browser.get(f"/login/{alice.pk}/")
+    assert [p["user_pk"] for p in came_online.payloads] == [str(alice.pk)]
+
+
+def test_guests_are_not_announced(browser: Client, came_online: Heard) -> None:
+    browser.get("/")
+    assert came_online.payloads == []
+
+
+def test_logging_out_went_offline(
+    browser: Client, alice: User, went_offline: Heard
+) -> None:
+    browser.get(f"/login/{alice.pk}/")
+    browser.get("/logout/")
+    assert went_offline.payloads == [
+        {"user_pk": str(alice.pk), "hidden": False, "reason": "logout"}
+    ]
+
+
+def test_logging_out_while_another_device_is_online_did_not_go_offline(
+    alice: User, went_offline: Heard
+) -> None:
+    phone, laptop = Client(), Client()
+    phone.get(f"/login/{alice.pk}/")
+    laptop.get(f"/login/{alice.pk}/")
+    phone.get("/logout/")
+    assert went_offline.payloads == []
+
+
+def test_prune_announces_users_who_left_the_window(
+    alice: User, bob: User, went_offline: Heard, seen_ago: SeenAgo
+) -> None:
+    seen_ago("users", str(alice.pk), 1000)
+    seen_ago("hidden", str(bob.pk), 1000)
+    call_command("prune_online", stdout=StringIO())
+    assert went_offline.payloads == [
+        {"user_pk": str(alice.pk), "hidden": False, "reason": "timeout"},
+        {"user_pk": str(bob.pk), "hidden": True, "reason": "timeout"},
+    ]
+
+
+def test_a_failing_receiver_never_reaches_the_request(
+    browser: Client, alice: User, caplog: pytest.LogCaptureFixture
+) -> None:
+    def broken(**kwargs: Any) -> None:
+        raise RuntimeError("a receiver's bug")
+
+    user_came_online.connect(broken)
+    try:
+        browser.force_login(alice)
+        assert browser.get("/").status_code == 200
+    finally:
+        user_came_online.disconnect(broken)
+    assert "receiver of a who's-online signal failed" in caplog.text

@@ -205,22 +205,31 @@ def record_in_room(room: str, kind: Kind, member: str) -> float | None:
     return None if now is None else float(now)
 
 
-def log_out(pk: str, device: str) -> bool:
+@dataclass(frozen=True)
+class LoggedOut:
+    removed: bool
+    """Whether the user was taken off (no other device kept them online)."""
+    hidden: bool
+    """Whether they were in the hidden set."""
+
+
+def log_out(pk: str, device: str) -> LoggedOut:
     """The user ``pk`` logged out on ``device``: take them off the lists,
     rooms included, unless another device of theirs was seen within the
-    guard period. Whether they were taken off."""
+    guard period."""
     config = get_config()
     keys = [key("users"), key("hidden"), key(f"devices:{pk}"), key(f"rooms-of:{pk}")]
-    rooms = _run(config, "log_out", keys, [pk, device, config.guard_seconds])
-    if rooms is None:
-        return False
+    reply = _run(config, "log_out", keys, [pk, device, config.guard_seconds])
+    if reply is None:
+        return LoggedOut(removed=False, hidden=False)
+    was_hidden, rooms = reply
     if rooms:
         pipe = config.client.pipeline(transaction=False)
         for room in _decoded(rooms):
             pipe.zrem(key("users", room), pk)
             pipe.zrem(key("hidden", room), pk)
         pipe.execute()
-    return True
+    return LoggedOut(removed=True, hidden=bool(was_hidden))
 
 
 def device_of(session_key: str) -> str:
@@ -351,29 +360,64 @@ def guest_salt() -> bytes:
     return salt
 
 
-def prune(*, dry_run: bool = False) -> dict[str, int]:
+@dataclass(frozen=True)
+class Pruned:
+    """What a prune removed: how many per set (``"room:thread:42:users"``),
+    and which users (by primary key) left the site's lists."""
+
+    removed: dict[str, int]
+    users_left: list[str]
+    hidden_left: list[str]
+
+
+def prune(*, dry_run: bool = False) -> Pruned:
     """Remove members last seen before the window from every set, rooms
-    included; how many, per set (``"room:thread:42:users"``)."""
-    removed: dict[str, int] = {
-        kind: _prune_set(key(kind), dry_run=dry_run) for kind in KINDS
-    }
+    included."""
+    if dry_run:
+        users_left: list[str] = []
+        hidden_left: list[str] = []
+        removed = {kind: _prune_set(key(kind), dry_run=True) for kind in KINDS}
+    else:
+        users_left, hidden_left = (
+            _prune_named(key("users")),
+            _prune_named(key("hidden")),
+        )
+        removed = {"users": len(users_left), "hidden": len(hidden_left)}
+        removed |= {
+            kind: _prune_set(key(kind), dry_run=False) for kind in ("guests", "bots")
+        }
     for room in _decoded(get_config().client.zrange(key("rooms"), 0, -1)):
         for kind in KINDS:
             removed[f"room:{room}:{kind}"] = _prune_set(
                 key(kind, room), dry_run=dry_run
             )
     removed["rooms"] = _prune_set(key("rooms"), dry_run=dry_run)
-    return removed
+    return Pruned(removed, users_left, hidden_left)
+
+
+def _prune_named(name: str) -> list[str]:
+    """Remove the stale members of ``name`` a batch at a time; which."""
+    config = get_config()
+    keys = [name, key("prune-scratch")]
+    left: list[str] = []
+    while True:
+        batch = _decoded(
+            _run(config, "prune", keys, [config.window, PRUNE_BATCH, "0", "1"])
+        )
+        left += batch
+        if len(batch) < PRUNE_BATCH:
+            return left
 
 
 def _prune_set(name: str, *, dry_run: bool) -> int:
     config = get_config()
     keys = [name, key("prune-scratch")]
     if dry_run:
-        return int(_run(config, "prune", keys, [config.window, 0, "1"]))
+        return int(_run(config, "prune", keys, [config.window, 0, "1", "0"]))
     removed = 0
     while True:
-        batch = int(_run(config, "prune", keys, [config.window, PRUNE_BATCH, "0"]))
+        args = [config.window, PRUNE_BATCH, "0", "0"]
+        batch = int(_run(config, "prune", keys, args))
         removed += batch
         if batch != PRUNE_BATCH:
             return removed

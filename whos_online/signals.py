@@ -1,13 +1,53 @@
-"""Signal receivers, connected in ``AppConfig.ready``."""
+"""The app's signals, and its receiver of Django's ``user_logged_out``.
+
+``user_came_online`` is sent when a user enters the window: the record
+script says so, so exactly one process sends it, the one whose request
+recorded them. ``user_went_offline`` is sent when a user logs out (and no
+other device of theirs keeps them online) and when ``prune_online`` finds
+that a user has left the window, so a timeout is announced as late as the
+cron job's interval.
+
+Both carry ``user_pk`` (a string) and ``hidden`` (whether the user is hidden
+from the public: a receiver that tells others must leave them out);
+``user_went_offline`` also ``reason``, ``"logout"`` or ``"timeout"``.
+Receivers run inside the request or the command that saw the change, so
+they should be quick; an exception in one is logged and never reaches the
+request.
+"""
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
+from django.dispatch import Signal
 from django.http import HttpRequest
 
 from whos_online import presence
 from whos_online.failsafe import quietly
+
+logger = logging.getLogger("whos_online")
+
+user_came_online = Signal()
+user_went_offline = Signal()
+
+
+def announce(signal: Signal, **payload: Any) -> None:
+    """Send ``signal``; a receiver's exception is logged, not raised."""
+    for receiver, result in signal.send_robust(sender=presence, **payload):
+        if isinstance(result, Exception):
+            logger.error(
+                "A receiver of a who's-online signal failed: %r",
+                receiver,
+                exc_info=result,
+            )
+
+
+def announce_pruned(pruned: presence.Pruned) -> None:
+    for pk in pruned.users_left:
+        announce(user_went_offline, user_pk=pk, hidden=False, reason="timeout")
+    for pk in pruned.hidden_left:
+        announce(user_went_offline, user_pk=pk, hidden=True, reason="timeout")
 
 
 def user_logged_out(
@@ -20,4 +60,7 @@ def user_logged_out(
     session = getattr(request, "session", None)
     session_key = getattr(session, "session_key", None) or ""
     device = presence.device_of(session_key) if session_key else ""
-    quietly(lambda: presence.log_out(str(user.pk), device), None)
+    pk = str(user.pk)
+    left = quietly(lambda: presence.log_out(pk, device), None)
+    if left is not None and left.removed:
+        announce(user_went_offline, user_pk=pk, hidden=left.hidden, reason="logout")

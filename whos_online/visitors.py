@@ -17,7 +17,7 @@ from typing import Any
 
 from django.http import HttpRequest, HttpResponseBase
 
-from whos_online import guard, presence
+from whos_online import guard, presence, signals
 from whos_online.addresses import client_address
 from whos_online.bots import bot_name
 from whos_online.conf import Config, get_config
@@ -146,6 +146,7 @@ class Visit:
             visitor.kind, visitor.member, device=self._device(visitor)
         )
         self.recorded = visitor
+        self._announce_arrival()
 
     def record_new_identity(self) -> None:
         """The view logged someone in or out: record who they are now, and
@@ -170,6 +171,15 @@ class Visit:
             device=self._device(after),
         )
         self.recorded = after
+        self._announce_arrival()
+
+    def _announce_arrival(self) -> None:
+        visitor, stamp = self.recorded, self.stamp
+        if visitor and visitor.user_pk and stamp and stamp.entered:
+            hidden = visitor.kind == "hidden"
+            signals.announce(
+                signals.user_came_online, user_pk=visitor.user_pk, hidden=hidden
+            )
 
     def _device(self, visitor: Visitor) -> str:
         if visitor.user_pk is None or not self.session_key:

@@ -10,8 +10,9 @@
 -- ARGV[2]  the device that logged out, or ''
 -- ARGV[3]  the guard period, in seconds
 --
--- Returns false if the user stays online elsewhere, else the rooms they were
--- in (the caller removes them from those rooms' sets).
+-- Returns false if the user stays online elsewhere, else {1 if they were
+-- hidden else 0, the rooms they were in} (the caller removes them from those
+-- rooms' sets).
 
 local t = redis.call('TIME')
 if ARGV[2] ~= '' then
@@ -22,7 +23,7 @@ if redis.call('ZCOUNT', KEYS[3], recent, '+inf') > 0 then
   return false
 end
 redis.call('ZREM', KEYS[1], ARGV[1])
-redis.call('ZREM', KEYS[2], ARGV[1])
+local hidden = redis.call('ZREM', KEYS[2], ARGV[1])
 local rooms = redis.call('ZRANGE', KEYS[4], 0, -1)
 redis.call('DEL', KEYS[3], KEYS[4])
-return rooms
+return {hidden, rooms}

@@ -6,6 +6,8 @@
 -- ARGV[1]  the window, in seconds
 -- ARGV[2]  the batch: the most members removed, or kept by copying, at once
 -- ARGV[3]  '1' to only count the stale members
+-- ARGV[4]  '1' to remove one batch of the oldest stale members and return
+--          them (for sets whose leavers are announced: users and hidden)
 --
 -- Counting and removing in one script means a member seen again meanwhile is
 -- never removed. Of two ways, the one that blocks Redis for less:
@@ -14,16 +16,24 @@
 --   the copy in its place, with the set's expiry;
 -- - otherwise remove one batch of the stale members, who hold the lowest ranks.
 --
--- Returns how many members were (or, counting, would be) removed.
+-- Returns how many members were (or, counting, would be) removed; with
+-- ARGV[4], the members removed.
 
 local t = redis.call('TIME')
 local since = '(' .. (tonumber(t[1]) - tonumber(ARGV[1])) .. '.'
   .. string.format('%06d', tonumber(t[2]))
 local stale = redis.call('ZCOUNT', KEYS[1], '-inf', since)
+local batch = tonumber(ARGV[2])
+if ARGV[4] == '1' then
+  local leaving = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', since, 'LIMIT', 0, batch)
+  if #leaving > 0 then
+    redis.call('ZREM', KEYS[1], unpack(leaving))
+  end
+  return leaving
+end
 if ARGV[3] == '1' or stale == 0 then
   return stale
 end
-local batch = tonumber(ARGV[2])
 local online = redis.call('ZCARD', KEYS[1]) - stale
 if stale > online and online <= batch then
   local ttl = redis.call('PTTL', KEYS[1])

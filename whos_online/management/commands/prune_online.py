@@ -4,7 +4,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandParser
 
-from whos_online import presence
+from whos_online import presence, signals
 from whos_online.management.base import redis_failure_is_a_command_error
 
 
@@ -12,7 +12,8 @@ class Command(BaseCommand):
     help = (
         "Remove visitors last seen before the who's-online window from Redis, "
         "rooms included. Reads never show them anyway; pruning frees their "
-        "memory. Run it from cron."
+        "memory, and announces users who left (user_went_offline). Run it "
+        "from cron."
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
@@ -24,7 +25,9 @@ class Command(BaseCommand):
 
     def handle(self, *args: Any, dry_run: bool, verbosity: int, **options: Any) -> None:
         with redis_failure_is_a_command_error("prune who's online"):
-            removed = presence.prune(dry_run=dry_run)
+            pruned = presence.prune(dry_run=dry_run)
+        signals.announce_pruned(pruned)
+        removed = pruned.removed
         verb = "Would remove" if dry_run else "Removed"
         if verbosity >= 1:
             total = sum(removed.values())
