@@ -373,6 +373,7 @@ class Pruned:
 def prune(*, dry_run: bool = False) -> Pruned:
     """Remove members last seen before the window from every set, rooms
     included."""
+    removed: dict[str, int]
     if dry_run:
         users_left: list[str] = []
         hidden_left: list[str] = []
@@ -416,7 +417,7 @@ def _prune_set(name: str, *, dry_run: bool) -> int:
         return int(_run(config, "prune", keys, [config.window, 0, "1", "0"]))
     removed = 0
     while True:
-        args = [config.window, PRUNE_BATCH, "0", "0"]
+        args: list[str | int] = [config.window, PRUNE_BATCH, "0", "0"]
         batch = int(_run(config, "prune", keys, args))
         removed += batch
         if batch != PRUNE_BATCH:
