@@ -8,11 +8,11 @@ from pathlib import Path
 import pytest
 from django.contrib.auth.models import AnonymousUser, User
 from django.template import TemplateSyntaxError, engines
-from django.test import RequestFactory
+from django.test import Client, RequestFactory
 from pytest_django import DjangoAssertNumQueries
 from pytest_django.fixtures import Settings as SettingsWrapper
 
-from tests.conftest import CommandCounter
+from tests.conftest import Clock, CommandCounter
 from whos_online import presence
 
 pytestmark = pytest.mark.django_db
@@ -316,3 +316,58 @@ def test_the_heartbeat_tag_renders_nothing_for_guests(rf: RequestFactory) -> Non
     request = rf.get("/")
     request.user = AnonymousUser()
     assert render_with("{% whos_online_heartbeat %}", request=request).strip() == ""
+
+
+@pytest.mark.usefixtures("warm_scripts")
+def test_a_page_with_the_widget_and_five_counts_takes_one_snapshot(
+    browser: Client, redis_commands: CommandCounter
+) -> None:
+    browser.get("/")  # recorded and guarded
+    redis_commands.commands.clear()
+    browser.get("/busy-page/")
+    assert redis_commands.commands == ["EVALSHA"]
+
+
+@pytest.mark.usefixtures("warm_scripts")
+def test_a_process_may_reuse_a_snapshot_for_other_pages(
+    browser: Client, redis_commands: CommandCounter, settings: SettingsWrapper
+) -> None:
+    settings.WHOS_ONLINE_SNAPSHOT_MAX_AGE = 30
+    browser.get("/")
+    browser.get("/busy-page/")
+    redis_commands.commands.clear()
+    browser.get("/busy-page/")
+    assert redis_commands.commands == []
+
+
+def test_a_reused_snapshot_ages_out(
+    browser: Client, settings: SettingsWrapper, clock: Clock, alice: User
+) -> None:
+    settings.WHOS_ONLINE_SNAPSHOT_MAX_AGE = 30
+    browser.get("/busy-page/")
+    presence.record_user(alice.pk)
+    assert "alice" not in browser.get("/busy-page/").content.decode()
+    clock.advance(31)
+    assert "alice" in browser.get("/busy-page/").content.decode()
+
+
+def test_staff_snapshots_are_never_shown_to_others(
+    settings: SettingsWrapper, django_user_model: type[User]
+) -> None:
+    settings.WHOS_ONLINE_SNAPSHOT_MAX_AGE = 30
+    ghost = django_user_model.objects.create_user("ghost")
+    presence.record_user(ghost.pk, hidden=True)
+    staff = Client()
+    staff.force_login(django_user_model.objects.create_user("s", is_staff=True))
+    assert "ghost" in staff.get("/busy-page/").content.decode()
+    assert "ghost" not in Client().get("/busy-page/").content.decode()
+
+
+def test_a_visitor_who_just_arrived_sees_themselves_despite_a_reused_snapshot(
+    settings: SettingsWrapper, alice: User
+) -> None:
+    settings.WHOS_ONLINE_SNAPSHOT_MAX_AGE = 30
+    Client().get("/busy-page/")
+    browser = Client()
+    browser.force_login(alice)
+    assert "alice" in browser.get("/busy-page/").content.decode()

@@ -77,7 +77,18 @@ def widget_of_room(request: HttpRequest, room: str) -> HttpResponse:
     return HttpResponse(template.render({"room": room}, request))
 
 
+def busy_page(request: HttpRequest) -> HttpResponse:
+    """A header with five counts beside the widget."""
+    template = engines["django"].from_string(
+        "{% load whos_online %}"
+        + '{% online_count %}{% online_count "users" %}{% online_count "guests" %}'
+        + '{% online_count "bots" %}{% online_count "total" %}{% whos_online %}'
+    )
+    return HttpResponse(template.render({}, request))
+
+
 urlpatterns = [
+    path("busy-page/", busy_page),
     path("cached/", cached),
     path("room-widget/<str:room>/", widget_of_room),
     path("", page),

@@ -267,6 +267,7 @@ SETTING_RULES: dict[str, tuple[Callable[[Any], bool], str]] = {
         lambda v: _is_whole(v, 1),
         "a whole number of seconds, at least 1",
     ),
+    "SNAPSHOT_MAX_AGE": (lambda v: _is_number(v, 0), "a number of seconds, 0 or more"),
     "IS_HIDDEN": (
         lambda v: v is None or _is_name(v),
         "None or the dotted path of a function f(user) -> bool",

@@ -106,6 +106,11 @@ class Settings:
         return getattr(settings, "WHOS_ONLINE_ROOM_TOKEN_MAX_AGE", 24 * 60 * 60)
 
     @property
+    def SNAPSHOT_MAX_AGE(self) -> float:
+        """Seconds a process may reuse a snapshot for other pages (0: never)."""
+        return getattr(settings, "WHOS_ONLINE_SNAPSHOT_MAX_AGE", 0)
+
+    @property
     def IS_HIDDEN(self) -> str | None:
         """Dotted path to ``f(user) -> bool``: whom to count but list to staff only."""
         return getattr(settings, "WHOS_ONLINE_IS_HIDDEN", None)
@@ -157,6 +162,7 @@ class Config:
     guest_addresses: str
     detect_bots: bool
     is_hidden: Callable[[Any], object] | None
+    snapshot_max_age: float
     state: State = field(compare=False)
 
     @functools.cached_property
@@ -198,6 +204,7 @@ def get_config() -> Config:
         guest_addresses=conf.GUEST_ADDRESSES,
         detect_bots=conf.DETECT_BOTS,
         is_hidden=None if hidden_path is None else import_string(hidden_path),
+        snapshot_max_age=conf.SNAPSHOT_MAX_AGE,
         state=State(failure_backoff=conf.FAILURE_BACKOFF),
     )
 

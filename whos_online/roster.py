@@ -9,6 +9,7 @@ did not choose never leave through the public roster.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -16,11 +17,13 @@ from typing import Any, Literal
 
 from django.contrib.auth import get_user_model
 from django.core.exceptions import ValidationError
+from django.http import HttpRequest
 
 from whos_online import presence
 from whos_online.bots import is_known
-from whos_online.conf import conf
+from whos_online.conf import conf, get_config
 from whos_online.failsafe import quietly
+from whos_online.visitors import Visit, visit_of
 
 Status = Literal["online", "away", "offline"]
 
@@ -96,17 +99,20 @@ def is_active_staff(user: Any) -> bool:
 
 
 def online_roster(
-    limit: int | None = None, *, room: str | None = None, viewer: Any = None
+    limit: int | None = None,
+    *,
+    room: str | None = None,
+    viewer: Any = None,
+    request: HttpRequest | None = None,
 ) -> Roster:
-    """Who is online now: one Redis round trip and at most one query."""
+    """Who is online now: one Redis round trip and at most one query.
+
+    Given the ``request``, every roster of the page shares one snapshot: the
+    widget and any number of ``{% online_count %}`` cost one round trip.
+    """
     limit = conf.MAX_NAMES if limit is None else max(limit, 0)
     shows_hidden = is_active_staff(viewer)
-    snapshot = quietly(
-        lambda: presence.snapshot(
-            limit, room=room, hidden_limit=limit if shows_hidden else 0
-        ),
-        None,
-    )
+    snapshot = quietly(lambda: snapshot_for(limit, room, shows_hidden, request), None)
     if snapshot is None:
         return Roster(window=conf.WINDOW, room=room)
     known = [
@@ -123,6 +129,45 @@ def online_roster(
         record=as_record(snapshot.record),
         shows_hidden=shows_hidden,
     )
+
+
+def snapshot_for(
+    limit: int, room: str | None, shows_hidden: bool, request: HttpRequest | None
+) -> presence.Snapshot:
+    """A snapshot listing at least ``limit`` of each kind the viewer may see:
+    the page's own if it took one, else this process's if younger than
+    ``WHOS_ONLINE_SNAPSHOT_MAX_AGE`` (unless the visitor just arrived, who
+    must see themselves), else a new one."""
+    key = (room, shows_hidden)
+    visit = None if request is None else visit_of(request)
+    taken = None if visit is None else visit.snapshots.get(key)
+    if taken is None or taken[0] < limit:
+        taken = _shared_or_new(key, max(limit, conf.MAX_NAMES), visit)
+        if visit is not None:
+            visit.snapshots[key] = taken
+    return taken[1]
+
+
+def _shared_or_new(
+    key: tuple[str | None, bool], limit: int, visit: Visit | None
+) -> tuple[int, presence.Snapshot]:
+    config = get_config()
+    arrived = visit is not None and visit.stamp is not None and visit.stamp.entered
+    shared = config.state.snapshots.get(key)
+    if (
+        shared is not None
+        and not arrived
+        and shared[1] >= limit
+        and time.monotonic() - shared[0] < config.snapshot_max_age
+    ):
+        return shared[1], shared[2]
+    room, shows_hidden = key
+    snapshot = presence.snapshot(
+        limit, room=room, hidden_limit=limit if shows_hidden else 0
+    )
+    if config.snapshot_max_age > 0:
+        config.state.snapshots.put(key, (time.monotonic(), limit, snapshot))
+    return limit, snapshot
 
 
 def users_in_order(

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, TypeVar
 
 if TYPE_CHECKING:
     from whos_online.guard import Guard
+    from whos_online.presence import Snapshot
 
 logger = logging.getLogger("whos_online")
 
@@ -202,3 +203,8 @@ class State:
         self.bots = Throttle()
         self.salt = SaltCache()
         self.refused = RateLimitedLog()
+        # (room, with hidden users) -> (taken at, names asked, snapshot), for
+        # WHOS_ONLINE_SNAPSHOT_MAX_AGE; bounded like the guards.
+        self.snapshots: BoundedMemo[
+            tuple[str | None, bool], tuple[float, int, Snapshot]
+        ] = BoundedMemo(1024)

@@ -119,7 +119,7 @@ def _roster_for(request: HttpRequest) -> Roster:
         room = room_from_token(token, request.user)
         if room is None:
             raise Refused(400, "Unknown or expired room.")
-    return online_roster(room=room, viewer=request.user)
+    return online_roster(room=room, viewer=request.user, request=request)
 
 
 def roster_data(roster: Roster) -> dict[str, Any]:

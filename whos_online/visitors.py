@@ -21,7 +21,7 @@ from whos_online import guard, presence, signals
 from whos_online.addresses import client_address
 from whos_online.bots import bot_name
 from whos_online.conf import Config, get_config
-from whos_online.presence import Kind, Stamp
+from whos_online.presence import Kind, Snapshot, Stamp
 from whos_online.privacy import stored_address
 
 # The attribute a request's Visit is kept in.
@@ -67,6 +67,8 @@ class Visit:
         """What Redis said when the visitor was recorded by this request."""
         self.recorded: Visitor | None = None
         self._visitor: Visitor | None | Unresolved = UNRESOLVED
+        # The page's snapshots: (room, with hidden users) -> (names, snapshot).
+        self.snapshots: dict[tuple[str | None, bool], tuple[int, Snapshot]] = {}
         setattr(request, REQUEST_ATTRIBUTE, self)
 
     @property

@@ -11,6 +11,7 @@ from datetime import datetime
 from typing import Any
 
 from django import template
+from django.http import HttpRequest
 from django.template.context import Context
 from django.urls import NoReverseMatch, reverse
 from django.utils.html import format_html
@@ -62,7 +63,7 @@ def whos_online(
     with it every ``{% online_count %}`` on the page.
     """
     viewer = _viewer(context)
-    roster = _roster(limit, room, viewer)
+    roster = _roster(context, limit, room)
     return {
         "roster": roster,
         "refresh_seconds": refresh if refresh and refresh > 0 else 0,
@@ -85,7 +86,7 @@ def online_count(
         raise template.TemplateSyntaxError(
             f"online_count counts one of {list(COUNTS)}, not {kind!r}."
         )
-    value: int = getattr(_roster(0, room, _viewer(context)).counts, kind)
+    value: int = getattr(_roster(context, 0, room).counts, kind)
     return value if room is not None else Count(value, kind)
 
 
@@ -133,10 +134,16 @@ def whos_online_beacon(context: Context, room: str | None = None) -> dict[str, A
     return {"beacon_url": url, "beacon_seconds": conf.GUARD_SECONDS}
 
 
-def _roster(limit: int | None, room: str | None, viewer: Any) -> Roster:
+def _roster(context: Context, limit: int | None, room: str | None) -> Roster:
     if room is not None and refuse_bad_room(room):
         return Roster(window=conf.WINDOW, room=None)
-    return online_roster(limit, room=room, viewer=viewer)
+    request = context.get("request")
+    return online_roster(
+        limit,
+        room=room,
+        viewer=getattr(request, "user", None),
+        request=request if isinstance(request, HttpRequest) else None,
+    )
 
 
 def _viewer(context: Context) -> Any:
