@@ -8,20 +8,21 @@ PORT ?= 8000
 # A database number of its own on the real server, for `make test-redis`.
 TEST_REDIS_URL ?= redis://127.0.0.1:6379/13
 
-.PHONY: help install demo test test-redis test-django42 test-browser lint wheel-check bench bench-smoke clean
+.PHONY: help install demo test test-redis test-matrix test-browser lint wheel-check bench bench-smoke clean
 
 help:
 	@echo "make demo          serve the example project on http://127.0.0.1:$(PORT)"
 	@echo "make test          run the whole test suite (in-process fakeredis)"
 	@echo "make test-redis    the same suite against a real Redis at $(TEST_REDIS_URL)"
-	@echo "make test-django42 the suite on Django 4.2 LTS with django-redis 6"
+	@echo "make test-matrix   the suite on every supported Python and Django (nox)"
 	@echo "make test-browser  the demo in headless Chromium (needs apt-get install chromium)"
 	@echo "make lint          ruff and mypy --strict"
 	@echo "make wheel-check   build the wheel and check what it ships"
 	@echo "make bench         run the benchmarks and write docs/benchmarks/"
 	@echo "make bench-smoke   the benchmarks with small sizes, report to a scratch folder"
 
-$(BIN)/.installed: requirements/test.txt requirements/lint.txt pyproject.toml
+$(BIN)/.installed: pyproject.toml requirements/lint.txt requirements/test.txt \
+		requirements/django52.txt requirements/common.txt
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -r requirements/lint.txt -e .
@@ -40,14 +41,14 @@ test: install
 test-redis: install
 	REDIS_URL=$(TEST_REDIS_URL) $(BIN)/python -m pytest $(PYTEST_ARGS)
 
-.venv-django42/.installed: requirements/django42.txt pyproject.toml
-	$(PYTHON) -m venv .venv-django42
-	.venv-django42/bin/python -m pip install --quiet --upgrade pip
-	.venv-django42/bin/python -m pip install --quiet -r requirements/django42.txt -e .
-	touch $@
+# One nox session per supported Python and Django pair (noxfile.py). nox looks
+# for python3.10 ... python3.13 on PATH; pyenv's shims answer only for the
+# versions selected, so the run selects every installed one.
+PYENV_ALL = $(shell command -v pyenv >/dev/null && echo PYENV_VERSION=$$(pyenv version-name):$$(pyenv versions --bare | paste -sd: -))
 
-test-django42: .venv-django42/.installed
-	.venv-django42/bin/python -m pytest $(PYTEST_ARGS)
+test-matrix: install
+	$(BIN)/python -m pip install --quiet -r requirements/nox.txt
+	$(PYENV_ALL) $(BIN)/nox $(NOX_ARGS)
 
 # Serves the example project and drives Debian's Chromium through Playwright.
 # REQUIRE_BROWSER makes a missing Chromium or Playwright an error, not a skip.
@@ -75,4 +76,4 @@ bench-smoke: install
 	out=$$(mktemp -d) && $(BIN)/python benchmarks/run.py --quick --out $$out && rm -rf $$out
 
 clean:
-	rm -rf $(VENV) .venv-django42 dist build .coverage
+	rm -rf $(VENV) .nox dist build .coverage
