@@ -17,7 +17,7 @@ help:
 	@echo "make test-matrix   the suite on every supported Python and Django (nox)"
 	@echo "make test-browser  the demo in headless Chromium (needs apt-get install chromium)"
 	@echo "make lint          ruff and mypy --strict"
-	@echo "make wheel-check   build the wheel and check what it ships"
+	@echo "make wheel-check   build the wheel and sdist, and check what they ship"
 	@echo "make bench         run the benchmarks and write docs/benchmarks/"
 	@echo "make bench-smoke   the benchmarks with small sizes, report to a scratch folder"
 
@@ -61,10 +61,13 @@ lint: install
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy whos_online tests
 
+# build makes the sdist, then the wheel from it: a wheel that has everything
+# shows the sdist does too.
 wheel-check: install
 	rm -rf dist
-	$(BIN)/python -m build --wheel --outdir dist . >/dev/null
-	$(BIN)/python scripts/check_wheel.py dist/*.whl
+	$(BIN)/python -m build --outdir dist . >/dev/null
+	$(BIN)/twine check --strict dist/*
+	$(BIN)/python scripts/check_wheel.py dist/*.whl dist/*.tar.gz
 
 bench: install
 	$(BIN)/python -m pip install --quiet -r requirements/bench.txt
