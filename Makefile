@@ -11,22 +11,23 @@ TEST_REDIS_URL ?= redis://127.0.0.1:6379/13
 # browser; `make test-servers` and `make test-browser` run them (CI does).
 FAST := -m "not real_redis and not browser"
 
-.PHONY: help install demo test test-servers test-redis test-django42 test-browser lint docs wheel-check bench bench-smoke clean
+.PHONY: help install demo test test-servers test-redis test-matrix test-browser lint docs wheel-check bench bench-smoke clean
 
 help:
 	@echo "make demo          serve the example project on http://127.0.0.1:$(PORT)"
 	@echo "make test          run the test suite (in-process fakeredis; fast)"
 	@echo "make test-servers  the suites that start real redis-servers (Cluster, Sentinel, outage)"
 	@echo "make test-redis    the same suite against a real Redis at $(TEST_REDIS_URL)"
-	@echo "make test-django42 the suite on Django 4.2 LTS with django-redis 6"
+	@echo "make test-matrix   the suite on every supported Python and Django (nox)"
 	@echo "make test-browser  the demo in headless Chromium (needs apt-get install chromium)"
 	@echo "make lint          ruff and mypy --strict"
 	@echo "make docs          build docs/ as a site in docs/_build/html (warnings are errors)"
-	@echo "make wheel-check   build the wheel and check what it ships"
+	@echo "make wheel-check   build the wheel and sdist, and check what they ship"
 	@echo "make bench         run the benchmarks and write docs/benchmarks/"
 	@echo "make bench-smoke   the benchmarks with small sizes, report to a scratch folder"
 
-$(BIN)/.installed: requirements/test.txt requirements/lint.txt pyproject.toml
+$(BIN)/.installed: pyproject.toml requirements/lint.txt requirements/test.txt \
+		requirements/django52.txt requirements/common.txt
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -r requirements/lint.txt -e .
@@ -50,14 +51,14 @@ test-servers: install
 test-redis: install
 	REDIS_URL=$(TEST_REDIS_URL) $(BIN)/python -m pytest $(FAST) -p no:cov $(PYTEST_ARGS)
 
-.venv-django42/.installed: requirements/django42.txt pyproject.toml
-	$(PYTHON) -m venv .venv-django42
-	.venv-django42/bin/python -m pip install --quiet --upgrade pip
-	.venv-django42/bin/python -m pip install --quiet -r requirements/django42.txt -e .
-	touch $@
+# One nox session per supported Python and Django pair (noxfile.py). nox looks
+# for python3.10 ... python3.13 on PATH; pyenv's shims answer only for the
+# versions selected, so the run selects every installed one.
+PYENV_ALL = $(shell command -v pyenv >/dev/null && echo PYENV_VERSION=$$(pyenv version-name):$$(pyenv versions --bare | paste -sd: -))
 
-test-django42: .venv-django42/.installed
-	.venv-django42/bin/python -m pytest $(PYTEST_ARGS)
+test-matrix: install
+	$(BIN)/python -m pip install --quiet -r requirements/nox.txt
+	$(PYENV_ALL) $(BIN)/nox $(NOX_ARGS)
 
 # Serves the example project and drives Debian's Chromium through Playwright.
 # REQUIRE_BROWSER makes a missing Chromium or Playwright an error, not a skip.
@@ -79,10 +80,13 @@ $(BIN)/.docs-installed: requirements/docs.txt $(BIN)/.installed
 docs: $(BIN)/.docs-installed
 	$(BIN)/sphinx-build -W --keep-going -n -b html docs docs/_build/html
 
+# build makes the sdist, then the wheel from it: a wheel that has everything
+# shows the sdist does too.
 wheel-check: install
 	rm -rf dist
-	$(BIN)/python -m build --wheel --outdir dist . >/dev/null
-	$(BIN)/python scripts/check_wheel.py dist/*.whl
+	$(BIN)/python -m build --outdir dist . >/dev/null
+	$(BIN)/twine check --strict dist/*
+	$(BIN)/python scripts/check_wheel.py dist/*.whl dist/*.tar.gz
 
 bench: install
 	$(BIN)/python -m pip install --quiet -r requirements/bench.txt
@@ -94,4 +98,4 @@ bench-smoke: install
 	out=$$(mktemp -d) && $(BIN)/python benchmarks/run.py --quick --out $$out && rm -rf $$out
 
 clean:
-	rm -rf $(VENV) .venv-django42 dist build .coverage docs/_build
+	rm -rf $(VENV) .nox dist build .coverage docs/_build

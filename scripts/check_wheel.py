@@ -1,8 +1,13 @@
-"""Check that a built wheel ships what a site needs besides the code."""
+"""Check that a built wheel ships what a site needs besides the code, and that
+an sdist leaves out what only the repository needs.
+
+Usage: check_wheel.py dist/*.whl dist/*.tar.gz
+"""
 
 from __future__ import annotations
 
 import sys
+import tarfile
 import zipfile
 
 REQUIRED = [
@@ -11,21 +16,47 @@ REQUIRED = [
     "whos_online/templatetags/whos_online.py",
     "whos_online/management/commands/prune_online.py",
 ]
+# The benchmark charts and raw results, and anything compiled.
+NOT_IN_SDIST = (".png", "results.json", ".pyc")
 
 
-def main(path: str) -> int:
+def wheel_problems(path: str) -> list[str]:
     names = set(zipfile.ZipFile(path).namelist())
-    missing = [name for name in REQUIRED if name not in names]
-    stray = sorted(n for n in names if n.startswith(("tests/", "example_project/")))
-    for name in missing:
-        print(f"missing from {path}: {name}")
-    for name in stray:
-        print(f"should not be in {path}: {name}")
-    if missing or stray:
-        return 1
-    print(f"{path}: templates, py.typed and commands are inside")
-    return 0
+    missing = [f"missing: {name}" for name in REQUIRED if name not in names]
+    stray = [
+        f"should not be there: {name}"
+        for name in sorted(names)
+        if name.startswith(("tests/", "example_project/"))
+    ]
+    return missing + stray
+
+
+def sdist_problems(path: str) -> list[str]:
+    with tarfile.open(path) as sdist:
+        names = sdist.getnames()
+    return [
+        f"should not be there: {name}"
+        for name in sorted(names)
+        if name.endswith(NOT_IN_SDIST)
+    ]
+
+
+def main(paths: list[str]) -> int:
+    failed = False
+    for path in paths:
+        if path.endswith(".whl"):
+            problems = wheel_problems(path)
+            passed = "templates, py.typed and commands are inside"
+        else:
+            problems = sdist_problems(path)
+            passed = "no benchmark charts or results, nothing compiled"
+        for problem in problems:
+            print(f"{path}: {problem}")
+        if not problems:
+            print(f"{path}: {passed}")
+        failed = failed or bool(problems)
+    return 1 if failed else 0
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1]))
+    sys.exit(main(sys.argv[1:]))
