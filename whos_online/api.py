@@ -23,7 +23,7 @@ from collections.abc import Iterable
 from datetime import datetime
 from typing import Any
 
-from whos_online import presence
+from whos_online import presence, visibility
 from whos_online.failsafe import quietly
 from whos_online.presence import Counts
 from whos_online.roster import (
@@ -40,9 +40,11 @@ __all__ = [
     "Status",
     "UserPresence",
     "counts",
+    "is_invisible",
     "is_online",
     "last_seen",
     "online_users",
+    "set_invisible",
     "status",
     "statuses",
 ]
@@ -81,3 +83,16 @@ def counts() -> Counts:
     """How many are online, by kind; ``.people`` leaves crawlers out. One
     round trip; all zero when Redis cannot be reached."""
     return quietly(lambda: presence.snapshot(0).counts, Counts())
+
+
+def is_invisible(user: Any) -> bool:
+    """Whether ``user`` chose to appear offline. One query."""
+    return visibility.is_invisible(user)
+
+
+def set_invisible(user: Any, invisible: bool = True) -> None:
+    """Make ``user`` appear offline (or online again), everywhere, at once:
+    one query and one round trip (three if they are in rooms). The choice
+    is kept even when Redis cannot be reached; it applies at their next
+    visit then."""
+    visibility.set_invisible(user, invisible)

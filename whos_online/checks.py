@@ -273,6 +273,7 @@ SETTING_RULES: dict[str, tuple[Callable[[Any], bool], str]] = {
         "None or the dotted path of a function f(user) -> bool",
     ),
     "DETECT_BOTS": (lambda v: isinstance(v, bool), "True or False"),
+    "ALLOW_INVISIBLE": (lambda v: isinstance(v, bool), "True or False"),
     "ANONYMOUS_CAN_VIEW": (lambda v: isinstance(v, bool), "True or False"),
     "CONNECTION_FACTORY": (
         lambda v: v is None or _is_name(v),

@@ -116,6 +116,11 @@ class Settings:
         return getattr(settings, "WHOS_ONLINE_IS_HIDDEN", None)
 
     @property
+    def ALLOW_INVISIBLE(self) -> bool:
+        """Whether users may choose to appear offline (invisible mode)."""
+        return getattr(settings, "WHOS_ONLINE_ALLOW_INVISIBLE", True)
+
+    @property
     def DETECT_BOTS(self) -> bool:
         """Whether crawlers are recognised by User-Agent and kept apart."""
         return getattr(settings, "WHOS_ONLINE_DETECT_BOTS", True)
@@ -163,6 +168,7 @@ class Config:
     detect_bots: bool
     is_hidden: Callable[[Any], object] | None
     snapshot_max_age: float
+    allow_invisible: bool
     state: State = field(compare=False)
 
     @functools.cached_property
@@ -205,6 +211,7 @@ def get_config() -> Config:
         detect_bots=conf.DETECT_BOTS,
         is_hidden=None if hidden_path is None else import_string(hidden_path),
         snapshot_max_age=conf.SNAPSHOT_MAX_AGE,
+        allow_invisible=conf.ALLOW_INVISIBLE,
         state=State(failure_backoff=conf.FAILURE_BACKOFF),
     )
 

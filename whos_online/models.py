@@ -1,11 +1,13 @@
-"""No data of the app lives in the database: presence is kept in Redis.
+"""Presence lives in Redis; the database keeps only users' own choices.
 
-The one model has no table. It is there so that the staff page appears on
-the admin index, as "Who's online › Online now"; see :mod:`whos_online.admin`.
+``OnlineNow`` has no table: it is there so that the staff page appears on
+the admin index, as "Who's online › Online now" (see :mod:`whos_online.admin`).
+``Visibility`` keeps whether a user chose to appear offline.
 """
 
 from __future__ import annotations
 
+from django.conf import settings
 from django.db import models
 from django.utils.translation import gettext_lazy as _
 
@@ -20,3 +22,23 @@ class OnlineNow(models.Model):
         verbose_name = _("online now")
         verbose_name_plural = _("online now")
         default_permissions = ()
+
+
+class Visibility(models.Model):
+    """A user's own choice to appear offline ("invisible").
+
+    Kept in the database because Redis may lose its data; mirrored in Redis
+    (the ``invisible`` set) so that recording a user needs no query.
+    """
+
+    user = models.OneToOneField(
+        settings.AUTH_USER_MODEL,
+        primary_key=True,
+        on_delete=models.CASCADE,
+        related_name="whos_online_visibility",
+    )
+    invisible = models.BooleanField(_("appear offline"), default=False)
+
+    class Meta:
+        verbose_name = _("online visibility")
+        verbose_name_plural = _("online visibility")

@@ -49,12 +49,16 @@ LAST_SEEN_BATCH = 1000
 
 @dataclass(frozen=True)
 class Stamp:
-    """What a record tells: Redis' time, its data generation, and whether
-    the member entered the window (was not online before)."""
+    """What a record tells: Redis' time, its data generation, whether the
+    member entered the window (was not online before), whether a user was
+    recorded as hidden because they chose to appear offline, and whether the
+    mirror of those choices was missing (see :func:`load_invisible`)."""
 
     now: float
     generation: str
     entered: bool
+    invisible: bool = False
+    unloaded: bool = False
 
 
 @dataclass(frozen=True)
@@ -148,7 +152,8 @@ def record(
     ago is not recorded again, and ``None`` is returned.
     """
     config = get_config()
-    keys = _record_keys(config.prefix, kind, member if device else "")
+    invisible = config.allow_invisible and kind == "users"
+    keys = _record_keys(config.prefix, kind, member if device else "", invisible)
     reply = _run(
         config,
         "record",
@@ -164,21 +169,26 @@ def record(
     )
     if not reply:
         return None
-    now, generation, entered = reply
-    stamp = Stamp(float(now), generation.decode(), bool(entered))
+    now, generation, entered, hidden, unloaded = reply
+    stamp = Stamp(
+        float(now), generation.decode(), bool(entered), bool(hidden), bool(unloaded)
+    )
     config.state.clock.observe(stamp.now, stamp.generation)
     return stamp
 
 
 @functools.cache
-def _record_keys(prefix: str, kind: Kind, user: str) -> tuple[str, ...]:
+def _record_keys(
+    prefix: str, kind: Kind, user: str, invisible: bool
+) -> tuple[str, ...]:
     site = f"{{{prefix}}}:"
     first = (site + kind, site + _other_set(kind), site + "generation")
     if kind == "bots":
         return first
     devices = f"{site}devices:{user}" if user else site + kind
     people = tuple(site + k for k in PEOPLE)
-    return (*first, *people, site + "record", site + "history", devices)
+    keys = (*first, *people, site + "record", site + "history", devices)
+    return (*keys, site + "invisible") if invisible else keys
 
 
 def _other_set(kind: Kind) -> Kind:
@@ -194,6 +204,8 @@ def record_in_room(room: str, kind: Kind, member: str) -> float | None:
     target = key(kind, room)
     user_rooms = key(f"rooms-of:{member}") if kind in ("users", "hidden") else target
     keys = [key("rooms"), target, key(_other_set(kind), room), user_rooms]
+    if config.allow_invisible and kind == "users":
+        keys.append(key("invisible"))
     args: list[str | int] = [
         config.window,
         member,
@@ -230,6 +242,48 @@ def log_out(pk: str, device: str) -> LoggedOut:
             pipe.zrem(key("hidden", room), pk)
         pipe.execute()
     return LoggedOut(removed=True, hidden=bool(was_hidden))
+
+
+def set_invisible(pk: str, invisible: bool) -> bool:
+    """Mirror a user's choice to appear offline and move them at once, in
+    the site's sets and their rooms' (one round trip, two if in rooms).
+    ``False`` if the mirror is missing: load it (:func:`load_invisible`),
+    then call again."""
+    config = get_config()
+    keys = [key("invisible"), key("users"), key("hidden"), key(f"rooms-of:{pk}")]
+    args = [pk, "1" if invisible else "0", config.window]
+    rooms = _run(config, "visibility", keys, args)
+    if rooms is None:
+        return False
+    if rooms:
+        leave: Kind = "users" if invisible else "hidden"
+        join: Kind = "hidden" if invisible else "users"
+        _move_in_rooms(config, pk, _decoded(rooms), leave, join)
+    return True
+
+
+def _move_in_rooms(
+    config: Config, pk: str, rooms: list[str], leave: Kind, join: Kind
+) -> None:
+    """Move ``pk`` from ``leave`` to ``join`` in each room, keeping when they
+    were seen: two pipelined round trips."""
+    reads = config.client.pipeline(transaction=False)
+    for room in rooms:
+        reads.zscore(key(leave, room), pk)
+    writes = config.client.pipeline(transaction=False)
+    for room, seen in zip(rooms, reads.execute(), strict=True):
+        if seen is not None:
+            writes.zrem(key(leave, room), pk)
+            writes.zadd(key(join, room), {pk: seen})
+            writes.expire(key(join, room), config.window)
+    writes.execute()
+
+
+def load_invisible(pks: Iterable[object]) -> int:
+    """Fill the mirror of users who chose to appear offline (after Redis lost
+    it); how many there are."""
+    members = [str(pk) for pk in pks]
+    return int(_run(get_config(), "load_invisible", [key("invisible")], members))
 
 
 def device_of(session_key: str) -> str:

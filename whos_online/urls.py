@@ -11,4 +11,5 @@ urlpatterns = [
     path("widget/", views.online_fragment, name="widget"),
     path("heartbeat/", views.heartbeat, name="heartbeat"),
     path("beacon/", views.beacon, name="beacon"),
+    path("visibility/", views.set_visibility, name="visibility"),
 ]

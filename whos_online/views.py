@@ -14,7 +14,12 @@ import hashlib
 import json
 from typing import Any
 
-from django.http import HttpRequest, HttpResponse, HttpResponseBase
+from django.http import (
+    HttpRequest,
+    HttpResponse,
+    HttpResponseBase,
+    HttpResponseRedirect,
+)
 from django.template.loader import render_to_string
 from django.utils.cache import (
     add_never_cache_headers,
@@ -22,10 +27,11 @@ from django.utils.cache import (
     patch_cache_control,
     patch_vary_headers,
 )
+from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.csrf import csrf_exempt, csrf_protect
 from django.views.decorators.http import require_GET, require_POST
 
-from whos_online import presence
+from whos_online import presence, visibility
 from whos_online.conf import conf
 from whos_online.failsafe import quietly
 from whos_online.rooms import record_in_room, room_from_token
@@ -87,6 +93,27 @@ def heartbeat(request: HttpRequest) -> HttpResponseBase:
         response = json_response({"recorded": False}, status=429)
         response["Retry-After"] = str(int(least))
         return response
+    return HttpResponse(status=204)
+
+
+@require_POST
+@csrf_protect
+def set_visibility(request: HttpRequest) -> HttpResponseBase:
+    """A user appears offline (``invisible=1``) or online again (``0``), at
+    once; back to ``next`` when it is a page of this site."""
+    if not conf.ALLOW_INVISIBLE:
+        return json_response({"error": "Invisible mode is off."}, status=404)
+    if not request.user.is_authenticated:
+        return json_response({"error": "Log in first."}, status=403)
+    choice = request.POST.get("invisible")
+    if choice not in ("0", "1"):
+        return json_response({"error": "Say invisible=1 or 0."}, status=400)
+    visibility.set_invisible(request.user, choice == "1")
+    after = request.POST.get("next", "")
+    if url_has_allowed_host_and_scheme(
+        after, allowed_hosts={request.get_host()}, require_https=request.is_secure()
+    ):
+        return HttpResponseRedirect(after)
     return HttpResponse(status=204)
 
 

@@ -12,12 +12,12 @@ logout) records the new identity at once, and the guard is issued.
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from django.http import HttpRequest, HttpResponseBase
 
-from whos_online import guard, presence, signals
+from whos_online import guard, presence, signals, visibility
 from whos_online.addresses import client_address
 from whos_online.bots import bot_name
 from whos_online.conf import Config, get_config
@@ -144,11 +144,7 @@ class Visit:
             visitor.member, self.config.guard_seconds
         ):
             return
-        self.stamp = presence.record(
-            visitor.kind, visitor.member, device=self._device(visitor)
-        )
-        self.recorded = visitor
-        self._announce_arrival()
+        self._record_as(visitor)
 
     def record_new_identity(self) -> None:
         """The view logged someone in or out: record who they are now, and
@@ -166,13 +162,29 @@ class Visit:
         previous = ""
         if was_guest and after.kind != "guests" and self.address is not None:
             previous = before.member if before else self.guest_member(self.address)
-        self.stamp = presence.record(
-            after.kind,
-            after.member,
-            previous_guest=previous,
-            device=self._device(after),
-        )
-        self.recorded = after
+        self._record_as(after, previous_guest=previous)
+
+    def _record_as(self, visitor: Visitor, previous_guest: str = "") -> None:
+        """One round trip; a second, and a query, only when Redis has lost
+        the mirror of who chose to appear offline."""
+        device = self._device(visitor)
+
+        def record() -> Stamp | None:
+            return presence.record(
+                visitor.kind,
+                visitor.member,
+                previous_guest=previous_guest,
+                device=device,
+            )
+
+        stamp = record()
+        if stamp is not None and stamp.unloaded:
+            visibility.load_mirror()
+            stamp = record()
+        self.stamp = stamp
+        if stamp is not None and stamp.invisible:
+            visitor = replace(visitor, kind="hidden")
+        self.recorded = visitor
         self._announce_arrival()
 
     def _announce_arrival(self) -> None:

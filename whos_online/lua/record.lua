@@ -9,6 +9,9 @@
 -- KEYS[7]  the record hash ("most ever online": count, at)
 -- KEYS[8]  the history hash: a field per minute of the day, "minute:most"
 -- KEYS[9]  the user's devices set (session hash -> last seen), or KEYS[1]
+-- KEYS[10] for users, when users may be invisible: the invisible set (user
+--          keys, and '' once it is loaded from the database); a member in
+--          it is recorded in KEYS[2] (hidden) instead
 --
 -- ARGV[1]  the window, in seconds
 -- ARGV[2]  the member
@@ -17,8 +20,11 @@
 -- ARGV[5]  a guest to remove from KEYS[6] (the guest who just logged in) or ''
 -- ARGV[6]  the device to mark in KEYS[9], or ''
 --
--- Returns {now, generation, entered}: now as "seconds.micros", entered 1 if
--- the member was not online before. Returns false when ARGV[4] refused it.
+-- Returns {now, generation, entered, hidden, unloaded}: now as
+-- "seconds.micros", entered 1 if the member was not online before, hidden 1
+-- if recorded in KEYS[2] as invisible, unloaded 1 if KEYS[10] is missing
+-- (Redis lost it: the caller loads it and records again). Returns false
+-- when ARGV[4] refused it.
 
 local t = redis.call('TIME')
 local micros = string.format('%06d', tonumber(t[2]))
@@ -26,7 +32,16 @@ local now = t[1] .. '.' .. micros
 local since = (tonumber(t[1]) - tonumber(ARGV[1])) .. '.' .. micros
 local cap = tonumber(ARGV[3])
 
-local last = redis.call('ZSCORE', KEYS[1], ARGV[2])
+local target, other, hidden, unloaded = KEYS[1], KEYS[2], 0, 0
+if KEYS[10] then
+  if redis.call('EXISTS', KEYS[10]) == 0 then
+    unloaded = 1
+  elseif redis.call('SISMEMBER', KEYS[10], ARGV[2]) == 1 then
+    target, other, hidden = KEYS[2], KEYS[1], 1
+  end
+end
+
+local last = redis.call('ZSCORE', target, ARGV[2])
 local least = tonumber(ARGV[4])
 if least > 0 and last and tonumber(now) - tonumber(last) < least then
   return false
@@ -38,15 +53,15 @@ if not generation then
   redis.call('SET', KEYS[3], generation)
 end
 
-if KEYS[2] ~= KEYS[1] then
-  redis.call('ZREM', KEYS[2], ARGV[2])
+if other ~= target then
+  redis.call('ZREM', other, ARGV[2])
 end
-redis.call('ZADD', KEYS[1], now, ARGV[2])
-redis.call('EXPIRE', KEYS[1], ARGV[1])
+redis.call('ZADD', target, now, ARGV[2])
+redis.call('EXPIRE', target, ARGV[1])
 if not last then
-  local size = redis.call('ZCARD', KEYS[1])
+  local size = redis.call('ZCARD', target)
   if size > cap then
-    redis.call('ZREMRANGEBYRANK', KEYS[1], 0, size - cap - 1)
+    redis.call('ZREMRANGEBYRANK', target, 0, size - cap - 1)
   end
 end
 local entered = not last or tonumber(last) < tonumber(since)
@@ -84,4 +99,4 @@ if #KEYS > 3 then
     end
   end
 end
-return {now, generation, entered and 1 or 0}
+return {now, generation, entered and 1 or 0, hidden, unloaded}

@@ -5,6 +5,8 @@
 -- KEYS[3]  the room's set the member leaves (see record.lua), or KEYS[2]
 -- KEYS[4]  the user's rooms set (room name -> last visit), or KEYS[2] for
 --          guests and bots, who are not tracked across rooms
+-- KEYS[5]  for users, when users may be invisible: the invisible set (see
+--          record.lua); a member in it is recorded in KEYS[3] instead
 --
 -- ARGV[1]  the window, in seconds
 -- ARGV[2]  the member
@@ -30,14 +32,18 @@ end
 redis.call('ZADD', KEYS[1], now, ARGV[4])
 redis.call('EXPIRE', KEYS[1], ARGV[1])
 
-if KEYS[3] ~= KEYS[2] then
-  redis.call('ZREM', KEYS[3], ARGV[2])
+local target, other = KEYS[2], KEYS[3]
+if KEYS[5] and redis.call('SISMEMBER', KEYS[5], ARGV[2]) == 1 then
+  target, other = KEYS[3], KEYS[2]
 end
-redis.call('ZADD', KEYS[2], now, ARGV[2])
-redis.call('EXPIRE', KEYS[2], ARGV[1])
-local size = redis.call('ZCARD', KEYS[2])
+if other ~= target then
+  redis.call('ZREM', other, ARGV[2])
+end
+redis.call('ZADD', target, now, ARGV[2])
+redis.call('EXPIRE', target, ARGV[1])
+local size = redis.call('ZCARD', target)
 if size > cap then
-  redis.call('ZREMRANGEBYRANK', KEYS[2], 0, size - cap - 1)
+  redis.call('ZREMRANGEBYRANK', target, 0, size - cap - 1)
 end
 
 if KEYS[4] ~= KEYS[2] then

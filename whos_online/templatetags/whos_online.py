@@ -18,6 +18,7 @@ from django.utils.html import format_html
 from django.utils.http import urlencode
 from django.utils.safestring import SafeString
 
+from whos_online import visibility
 from whos_online.conf import conf
 from whos_online.rooms import refuse_bad_room, room_token
 from whos_online.roster import Roster, UserPresence, online_roster, presence_of
@@ -132,6 +133,27 @@ def whos_online_beacon(context: Context, room: str | None = None) -> dict[str, A
     if url is not None and room is not None and not refuse_bad_room(room):
         url = f"{url}?{urlencode({'room': room_token(room, _viewer(context))})}"
     return {"beacon_url": url, "beacon_seconds": conf.GUARD_SECONDS}
+
+
+@register.inclusion_tag("whos_online/visibility.html", takes_context=True)
+def whos_online_visibility(context: Context) -> dict[str, Any]:
+    """For a logged-in user: a button to appear offline, or online again
+    (a POST with the CSRF token; one query for the current choice)."""
+    viewer = _viewer(context)
+    url = _reverse("whos_online:visibility")
+    if (
+        url is None
+        or not conf.ALLOW_INVISIBLE
+        or not getattr(viewer, "is_authenticated", False)
+    ):
+        return {"visibility_url": None}
+    request = context.get("request")
+    return {
+        "visibility_url": url,
+        "invisible": visibility.is_invisible(viewer),
+        "next": getattr(request, "get_full_path", lambda: "")(),
+        "csrf_token": context.get("csrf_token"),
+    }
 
 
 def _roster(context: Context, limit: int | None, room: str | None) -> Roster:
