@@ -19,6 +19,7 @@ from whos_online.conf import conf
 from whos_online.connection import has_read_timeout, is_redis_backend
 
 MIDDLEWARE_PATH = "whos_online.middleware.WhosOnlineMiddleware"
+AUDIENCES = ("everyone", "users", "staff", "nobody")
 AUTH_MIDDLEWARE_PATH = "django.contrib.auth.middleware.AuthenticationMiddleware"
 
 
@@ -275,6 +276,11 @@ SETTING_RULES: dict[str, tuple[Callable[[Any], bool], str]] = {
     "DETECT_BOTS": (lambda v: isinstance(v, bool), "True or False"),
     "ALLOW_INVISIBLE": (lambda v: isinstance(v, bool), "True or False"),
     "ANONYMOUS_CAN_VIEW": (lambda v: isinstance(v, bool), "True or False"),
+    "NAMES_VISIBLE_TO": (
+        lambda v: v in AUDIENCES,
+        'one of "everyone", "users", "staff" or "nobody"',
+    ),
+    "MIN_NAMES_LISTED": (lambda v: _is_whole(v, 0), "a whole number, 0 or more"),
     "CONNECTION_FACTORY": (
         lambda v: v is None or _is_name(v),
         "None or the dotted path of a function returning a Redis client",

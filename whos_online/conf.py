@@ -126,6 +126,17 @@ class Settings:
         return getattr(settings, "WHOS_ONLINE_DETECT_BOTS", True)
 
     @property
+    def NAMES_VISIBLE_TO(self) -> str:
+        """Who sees names in lists: "everyone", "users" (logged in), "staff"
+        or "nobody"; the others see counts only."""
+        return getattr(settings, "WHOS_ONLINE_NAMES_VISIBLE_TO", "everyone")
+
+    @property
+    def MIN_NAMES_LISTED(self) -> int:
+        """Below this many visible users online, lists show counts only."""
+        return getattr(settings, "WHOS_ONLINE_MIN_NAMES_LISTED", 0)
+
+    @property
     def ANONYMOUS_CAN_VIEW(self) -> bool:
         """Whether visitors who are not logged in may read the endpoints."""
         return getattr(settings, "WHOS_ONLINE_ANONYMOUS_CAN_VIEW", True)

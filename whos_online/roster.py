@@ -78,10 +78,15 @@ class Roster(Windowed):
     counts: presence.Counts = field(default_factory=presence.Counts)
     record: tuple[int, datetime] | None = None
     shows_hidden: bool = False
+    shows_names: bool = True
+    """False when the site shows this viewer counts only
+    (``WHOS_ONLINE_NAMES_VISIBLE_TO``, ``WHOS_ONLINE_MIN_NAMES_LISTED``)."""
 
     @property
     def more(self) -> int:
         """How many users online the viewer may see but are not in ``users``."""
+        if not self.shows_names:
+            return 0
         listable = self.counts.users + (self.counts.hidden if self.shows_hidden else 0)
         return max(listable - len(self.users), 0)
 
@@ -96,6 +101,16 @@ class UserPresence:
 def is_active_staff(user: Any) -> bool:
     """Who may see hidden users and the staff page."""
     return bool(getattr(user, "is_staff", False) and user.is_active)
+
+
+def may_see_names(viewer: Any) -> bool:
+    """Whether ``WHOS_ONLINE_NAMES_VISIBLE_TO`` lets ``viewer`` see names."""
+    audience = conf.NAMES_VISIBLE_TO
+    if audience == "everyone":
+        return True
+    if audience == "users":
+        return bool(getattr(viewer, "is_authenticated", False))
+    return audience == "staff" and is_active_staff(viewer)
 
 
 def online_roster(
@@ -115,6 +130,17 @@ def online_roster(
     snapshot = quietly(lambda: snapshot_for(limit, room, shows_hidden, request), None)
     if snapshot is None:
         return Roster(window=conf.WINDOW, room=room)
+    visible = snapshot.counts.users + (snapshot.counts.hidden if shows_hidden else 0)
+    if not may_see_names(viewer) or visible < conf.MIN_NAMES_LISTED:
+        return Roster(
+            window=snapshot.window,
+            available=True,
+            room=room,
+            counts=snapshot.counts,
+            record=as_record(snapshot.record),
+            shows_hidden=shows_hidden,
+            shows_names=False,
+        )
     known = [
         Seen(name, as_datetime(seen)) for name, seen in snapshot.bots if is_known(name)
     ]

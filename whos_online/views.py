@@ -167,6 +167,7 @@ def roster_data(roster: Roster) -> dict[str, Any]:
             for online in roster.users
         ],
         "more": roster.more,
+        "names_shown": roster.shows_names,
         "bots": [bot.name for bot in roster.bots],
         "other_bots": roster.other_bots,
         "record": (
