@@ -362,7 +362,7 @@ def test_resetting_the_record_forgets_it() -> None:
 def test_history_holds_the_most_online_in_the_current_minute() -> None:
     presence.record_user(1)
     now = presence.record_guest("192.0.2.1")
-    assert presence.history() == [(int(now) // 60 * 60, 2)]
+    assert presence.history().minutes == [(int(now) // 60 * 60, 2)]
 
 
 def test_history_samples_a_minute_in_which_members_were_only_renewed(
@@ -371,7 +371,7 @@ def test_history_samples_a_minute_in_which_members_were_only_renewed(
     seen_ago("users", "1", 60)
     seen_ago("guests", "192.0.2.1", 60)
     now = presence.record_user(1)
-    assert presence.history() == [(int(now) // 60 * 60, 2)]
+    assert presence.history().minutes == [(int(now) // 60 * 60, 2)]
 
 
 def test_history_keeps_at_most_one_field_per_minute_of_a_day(
@@ -388,7 +388,7 @@ def test_history_ignores_samples_older_than_a_day(
     minute = int(server_now()) // 60
     old = minute - presence.HISTORY_MINUTES
     redis_client.hset(presence.key("history"), str(old % 1440), f"{old}:9")
-    assert presence.history() == []
+    assert presence.history().minutes == []
 
 
 def test_a_heartbeat_records_a_user_not_seen_recently() -> None:

@@ -250,7 +250,7 @@ def test_the_overview_lists_at_most_limit_of_each_kind_and_counts_the_rest() -> 
 def test_history_after_a_record_has_a_point_with_the_count(alice: User) -> None:
     presence.record_user(alice.pk)
     presence.record_guest("192.0.2.1")
-    history = presence.history()
+    history = presence.history().minutes
     assert history[-1][1] == 2
     assert all(start % 60 == 0 for start, _ in history)
 

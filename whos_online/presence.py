@@ -79,6 +79,21 @@ class Counts:
 
 
 @dataclass(frozen=True)
+class Today:
+    """Today's figures (UTC days, by Redis' clock): unique users, exact up
+    to ``WHOS_ONLINE_MAX_MEMBERS``; unique guests, estimated by a
+    HyperLogLog (about 0.8% standard error); and the most online at once."""
+
+    users: int = 0
+    guests: int = 0
+    most_online: int = 0
+
+    @property
+    def visitors(self) -> int:
+        return self.users + self.guests
+
+
+@dataclass(frozen=True)
 class Snapshot:
     """Who was online at ``now`` (seconds since the epoch, server clock).
 
@@ -94,6 +109,7 @@ class Snapshot:
     bots: list[tuple[str, float]]
     counts: Counts
     record: tuple[int, float] | None
+    today: Today = Today()
 
 
 @dataclass(frozen=True)
@@ -152,12 +168,11 @@ def record(
     ago is not recorded again, and ``None`` is returned.
     """
     config = get_config()
-    invisible = config.allow_invisible and kind == "users"
-    keys = _record_keys(config.prefix, kind, member if device else "", invisible)
+    day = today(config)
     reply = _run(
         config,
         "record",
-        keys,
+        _record_keys(config, kind, member if device else "", day),
         [
             config.window,
             member,
@@ -165,6 +180,8 @@ def record(
             least_interval,
             previous_guest,
             device,
+            "1" if config.allow_invisible and kind == "users" else "0",
+            day,
         ],
     )
     if not reply:
@@ -177,18 +194,26 @@ def record(
     return stamp
 
 
-@functools.cache
-def _record_keys(
-    prefix: str, kind: Kind, user: str, invisible: bool
-) -> tuple[str, ...]:
-    site = f"{{{prefix}}}:"
-    first = (site + kind, site + _other_set(kind), site + "generation")
+def today(config: Config) -> int:
+    """Today by Redis' clock, in days since the epoch (UTC)."""
+    return int(config.state.clock.now() // 86400)
+
+
+def _record_keys(config: Config, kind: Kind, user: str, day: int) -> list[str]:
+    first = [config.key(kind), config.key(_other_set(kind)), config.key("generation")]
     if kind == "bots":
         return first
-    devices = f"{site}devices:{user}" if user else site + kind
-    people = tuple(site + k for k in PEOPLE)
-    keys = (*first, *people, site + "record", site + "history", devices)
-    return (*keys, site + "invisible") if invisible else keys
+    return [
+        *first,
+        *(config.key(k) for k in PEOPLE),
+        config.key("record"),
+        config.key("history"),
+        config.key(f"devices:{user}") if user else config.key(kind),
+        config.key("invisible"),
+        config.key(f"day:{day}:users"),
+        config.key(f"day:{day}:guests"),
+        config.key("daily-peaks"),
+    ]
 
 
 def _other_set(kind: Kind) -> Kind:
@@ -311,14 +336,23 @@ def snapshot(
     config = get_config()
     bots_listed = limit if bot_limit is None else bot_limit
     limits = [limit, hidden_limit, guest_limit, bots_listed]
+    day = today(config)
     keys = [
         *(key(kind, room) for kind in KINDS),
         key("record"),
         key("history"),
         key("generation"),
+        key(f"day:{day}:users"),
+        key(f"day:{day}:guests"),
+        key("daily-peaks"),
     ]
-    args = [config.window, *(max(n, 0) for n in limits), "1" if room is None else "0"]
-    now, listed, counts, (best, best_at), generation = _run(
+    args = [
+        config.window,
+        *(max(n, 0) for n in limits),
+        "1" if room is None else "0",
+        day,
+    ]
+    now, listed, counts, (best, best_at), generation, daily = _run(
         config, "snapshot", keys, args
     )
     config.state.clock.observe(float(now), generation.decode())
@@ -332,6 +366,7 @@ def snapshot(
         bots=bots,
         counts=Counts(*(int(n) for n in counts)),
         record=None if best is None else (int(best), float(best_at)),
+        today=Today(*(int(n) for n in daily)) if room is None else Today(),
     )
 
 
@@ -382,17 +417,30 @@ def reset_most_ever_online() -> bool:
     return bool(get_config().client.delete(key("record")))
 
 
-def history() -> list[tuple[int, int]]:
-    """``(minute start, most online)`` for each sampled minute of the past
-    24 hours, oldest first. The history hash holds at most 1440 fields."""
-    now, samples = _run(get_config(), "history", [key("history")], [])
+@dataclass(frozen=True)
+class History:
+    """``minutes``: ``(minute start, most online)`` for each sampled minute
+    of the past 24 hours; ``days``: ``(day start, most online)`` for each of
+    the past 90 days with a peak; both oldest first, times in seconds."""
+
+    now: float
+    minutes: list[tuple[int, int]]
+    days: list[tuple[int, int]]
+
+
+def history() -> History:
+    """The staff page's charts: one round trip, at most 1440 + 90 fields."""
+    now, samples, peaks = _run(
+        get_config(), "history", [key("history"), key("daily-peaks")], []
+    )
     first = int(float(now)) // 60 - HISTORY_MINUTES + 1
-    points = []
+    minutes = []
     for sample in samples:
         minute, _, online = sample.decode().partition(":")
         if int(minute) >= first:
-            points.append((int(minute) * 60, int(online)))
-    return sorted(points)
+            minutes.append((int(minute) * 60, int(online)))
+    days = [(int(peaks[i]) * 86400, int(peaks[i + 1])) for i in range(0, len(peaks), 2)]
+    return History(float(now), sorted(minutes), sorted(days))
 
 
 def rooms() -> list[str]:

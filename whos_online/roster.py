@@ -78,6 +78,8 @@ class Roster(Windowed):
     counts: presence.Counts = field(default_factory=presence.Counts)
     record: tuple[int, datetime] | None = None
     shows_hidden: bool = False
+    today: presence.Today = field(default_factory=presence.Today)
+    """The site's figures for today (zero for a room)."""
     shows_names: bool = True
     """False when the site shows this viewer counts only
     (``WHOS_ONLINE_NAMES_VISIBLE_TO``, ``WHOS_ONLINE_MIN_NAMES_LISTED``)."""
@@ -138,6 +140,7 @@ def online_roster(
             room=room,
             counts=snapshot.counts,
             record=as_record(snapshot.record),
+            today=snapshot.today,
             shows_hidden=shows_hidden,
             shows_names=False,
         )
@@ -153,6 +156,7 @@ def online_roster(
         other_bots=max(snapshot.counts.bots - len(known), 0),
         counts=snapshot.counts,
         record=as_record(snapshot.record),
+        today=snapshot.today,
         shows_hidden=shows_hidden,
     )
 

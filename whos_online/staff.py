@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
-from datetime import datetime
+from datetime import date, datetime, timezone
 from typing import TYPE_CHECKING
 
 from django.contrib.admin.utils import quote
@@ -69,6 +69,8 @@ class StaffOverview(roster.Windowed):
     counts: presence.Counts = field(default_factory=presence.Counts)
     record: tuple[int, datetime] | None = None
     chart: Chart | None = None
+    days: list[DailyBar] = field(default_factory=list)
+    today: presence.Today = field(default_factory=presence.Today)
 
     @property
     def unlisted_users(self) -> int:
@@ -95,7 +97,7 @@ def staff_overview(
     found = quietly(lambda: _read(limit), None)
     if found is None:
         return StaffOverview(window=conf.WINDOW)
-    points, snapshot, rooms = found
+    history, snapshot, rooms = found
     return StaffOverview(
         window=snapshot.window,
         available=True,
@@ -112,19 +114,21 @@ def staff_overview(
         room_count=len(rooms),
         counts=snapshot.counts,
         record=roster.as_record(snapshot.record),
-        chart=history_chart(points, snapshot.now),
+        chart=history_chart(history.minutes, snapshot.now),
+        days=daily_bars(history.days, snapshot.now),
+        today=snapshot.today,
     )
 
 
 def _read(
     limit: int,
-) -> tuple[list[tuple[int, int]], presence.Snapshot, list[str]]:
+) -> tuple[presence.History, presence.Snapshot, list[str]]:
     # The history first: the snapshot's clock is then never behind it.
-    points = presence.history()
+    history = presence.history()
     snapshot = presence.snapshot(
         limit, hidden_limit=limit, guest_limit=limit, bot_limit=limit
     )
-    return points, snapshot, presence.rooms()
+    return history, snapshot, presence.rooms()
 
 
 def _staff_users(
@@ -160,6 +164,33 @@ def history_chart(points: Sequence[tuple[int, int]], now: float) -> Chart:
         if index - 1 not in counts and index + 1 not in counts:
             parts.append("h0")
     return Chart(path="".join(parts), samples=len(counts), max_count=top)
+
+
+@dataclass(frozen=True)
+class DailyBar:
+    """One day of the past 30 as a bar: its date, the most online at once,
+    and the bar's height as a percentage of the tallest day's."""
+
+    day: date
+    most_online: int
+    height: int
+
+
+def daily_bars(days: Sequence[tuple[int, int]], now: float) -> list[DailyBar]:
+    """The past 30 days, oldest first, from ``(day start, most online)``
+    pairs; a day without a peak is a bar of 0."""
+    today = int(now) // 86400
+    peaks = {start // 86400: most for start, most in days}
+    shown = [(today - back, peaks.get(today - back, 0)) for back in range(29, -1, -1)]
+    tallest = max([1, *(most for _, most in shown)])
+    return [
+        DailyBar(
+            datetime.fromtimestamp(day * 86400, tz=timezone.utc).date(),
+            most,
+            round(100 * most / tallest),
+        )
+        for day, most in shown
+    ]
 
 
 def _number(value: float) -> str:

@@ -175,6 +175,12 @@ def roster_data(roster: Roster) -> dict[str, Any]:
             if roster.record is None
             else {"count": roster.record[0], "at": roster.record[1].isoformat()}
         ),
+        "today": {
+            "visitors": roster.today.visitors,
+            "users": roster.today.users,
+            "guests": roster.today.guests,
+            "most_online": roster.today.most_online,
+        },
     }
 
 

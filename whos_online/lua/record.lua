@@ -9,9 +9,12 @@
 -- KEYS[7]  the record hash ("most ever online": count, at)
 -- KEYS[8]  the history hash: a field per minute of the day, "minute:most"
 -- KEYS[9]  the user's devices set (session hash -> last seen), or KEYS[1]
--- KEYS[10] for users, when users may be invisible: the invisible set (user
---          keys, and '' once it is loaded from the database); a member in
---          it is recorded in KEYS[2] (hidden) instead
+-- KEYS[10] the invisible set: user keys, and '' once it is loaded from the
+--          database; with ARGV[7], a member in it is recorded in KEYS[2]
+--          (hidden) instead
+-- KEYS[11] today's users: a set of user keys, at most ARGV[3] of them
+-- KEYS[12] today's guests: a HyperLogLog of the stored members
+-- KEYS[13] the daily peaks hash: day -> most online that day, 90 days kept
 --
 -- ARGV[1]  the window, in seconds
 -- ARGV[2]  the member
@@ -19,6 +22,8 @@
 -- ARGV[4]  least seconds since the member's last record, or 0 for always
 -- ARGV[5]  a guest to remove from KEYS[6] (the guest who just logged in) or ''
 -- ARGV[6]  the device to mark in KEYS[9], or ''
+-- ARGV[7]  '1' if a user may be invisible (consult KEYS[10]), else '0'
+-- ARGV[8]  today, in days since the epoch
 --
 -- Returns {now, generation, entered, hidden, unloaded}: now as
 -- "seconds.micros", entered 1 if the member was not online before, hidden 1
@@ -31,9 +36,10 @@ local micros = string.format('%06d', tonumber(t[2]))
 local now = t[1] .. '.' .. micros
 local since = (tonumber(t[1]) - tonumber(ARGV[1])) .. '.' .. micros
 local cap = tonumber(ARGV[3])
+local people = #KEYS > 3
 
 local target, other, hidden, unloaded = KEYS[1], KEYS[2], 0, 0
-if KEYS[10] then
+if people and ARGV[7] == '1' then
   if redis.call('EXISTS', KEYS[10]) == 0 then
     unloaded = 1
   elseif redis.call('SISMEMBER', KEYS[10], ARGV[2]) == 1 then
@@ -66,7 +72,7 @@ if not last then
 end
 local entered = not last or tonumber(last) < tonumber(since)
 
-if #KEYS > 3 then
+if people then
   if ARGV[5] ~= '' then
     redis.call('ZREM', KEYS[6], ARGV[5])
   end
@@ -74,6 +80,16 @@ if #KEYS > 3 then
     redis.call('ZADD', KEYS[9], now, ARGV[6])
     redis.call('EXPIRE', KEYS[9], ARGV[1])
   end
+
+  -- Today's unique visitors: users exactly (up to the cap), guests estimated.
+  if KEYS[1] == KEYS[6] then
+    redis.call('PFADD', KEYS[12], ARGV[2])
+    redis.call('EXPIRE', KEYS[12], 172800)
+  elseif redis.call('SCARD', KEYS[11]) < cap then
+    redis.call('SADD', KEYS[11], ARGV[2])
+    redis.call('EXPIRE', KEYS[11], 172800)
+  end
+
   -- Counting everyone is the dear part, so it is done only when it can change
   -- something: the number online rises only when a member enters the window,
   -- and the history wants one sample a minute.
@@ -96,6 +112,18 @@ if #KEYS > 3 then
     end
     if at ~= minute or online > most then
       redis.call('HSET', KEYS[8], slot, minute .. ':' .. online)
+    end
+    local peak = redis.call('HGET', KEYS[13], ARGV[8])
+    if not peak then
+      -- A new day: forget the days older than 90.
+      for _, day in ipairs(redis.call('HKEYS', KEYS[13])) do
+        if tonumber(day) <= tonumber(ARGV[8]) - 90 then
+          redis.call('HDEL', KEYS[13], day)
+        end
+      end
+    end
+    if online > tonumber(peak or '0') then
+      redis.call('HSET', KEYS[13], ARGV[8], online)
     end
   end
 end

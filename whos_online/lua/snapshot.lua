@@ -4,15 +4,19 @@
 -- KEYS[5]     the site's record hash ("most ever online": count, at)
 -- KEYS[6]     the site's history hash (see record.lua)
 -- KEYS[7]     the generation key (see record.lua)
+-- KEYS[8]     today's users set, KEYS[9] today's guests HyperLogLog, and
+-- KEYS[10]    the daily peaks hash (see record.lua)
 --
 -- ARGV[1]     the window, in seconds
 -- ARGV[2..5]  how many to list of each set, newest first
 -- ARGV[6]     '1' for the site's sets: then the people counted here also
 --             sample the history and may raise the record, so that a minute
 --             in which everyone is guarded still has its point; '0' for a room
+-- ARGV[7]     today, in days since the epoch
 --
 -- Returns {now, {users, hidden, guests, bots} as flat member/score lists,
--- {four counts}, {record count, record at}, generation}.
+-- {four counts}, {record count, record at}, generation, {users today, guests
+-- today (estimated), most online today}}; today's figures are the site's.
 
 local t = redis.call('TIME')
 local micros = string.format('%06d', tonumber(t[2]))
@@ -52,7 +56,16 @@ if ARGV[6] == '1' then
   if online > best then
     redis.call('HSET', KEYS[5], 'count', online, 'at', now)
   end
+  local peak = tonumber(redis.call('HGET', KEYS[10], ARGV[7]) or '0')
+  if online > peak then
+    redis.call('HSET', KEYS[10], ARGV[7], online)
+  end
 end
 
 local record = redis.call('HMGET', KEYS[5], 'count', 'at')
-return {now, listed, counts, record, generation}
+local day = {
+  redis.call('SCARD', KEYS[8]),
+  redis.call('PFCOUNT', KEYS[9]),
+  tonumber(redis.call('HGET', KEYS[10], ARGV[7]) or '0'),
+}
+return {now, listed, counts, record, generation, day}

@@ -1,0 +1,106 @@
+"""Daily figures: unique visitors today, the most online today, and the
+daily peaks of the past 90 days."""
+
+from __future__ import annotations
+
+import pytest
+from django.contrib.auth.models import User
+from django.test import Client
+from redis import Redis
+
+from tests.conftest import Clock, CommandCounter
+from whos_online import presence
+
+pytestmark = pytest.mark.django_db
+
+DAY = 86400
+
+
+def test_users_today_are_counted_once_each(alice: User, bob: User) -> None:
+    for pk in (alice.pk, bob.pk, alice.pk):
+        presence.record_user(pk)
+    assert presence.snapshot(0).today.users == 2
+
+
+def test_guests_today_are_estimated_within_two_percent() -> None:
+    for n in range(2000):
+        presence.record_guest(f"10.0.{n // 256}.{n % 256}")
+    assert presence.snapshot(0).today.guests == pytest.approx(2000, rel=0.02)
+
+
+def test_crawlers_are_not_visitors_today() -> None:
+    presence.record("bots", "Googlebot")
+    assert presence.snapshot(0).today.visitors == 0
+
+
+def test_the_most_online_today_is_kept(alice: User, bob: User) -> None:
+    presence.record_user(alice.pk)
+    presence.record_user(bob.pk)
+    assert presence.snapshot(0).today.most_online == 2
+
+
+def test_visitors_who_left_still_count_for_today(
+    alice: User, redis_client: Redis
+) -> None:
+    presence.record_user(alice.pk)
+    presence.log_out(str(alice.pk), "")
+    today = presence.snapshot(0).today
+    assert (today.users, today.most_online) == (1, 1)
+
+
+def test_a_new_day_starts_from_nothing(alice: User, clock: Clock) -> None:
+    presence.record_user(alice.pk)
+    clock.advance(DAY)
+    assert presence.snapshot(0).today.visitors == 0
+
+
+def test_the_daily_peaks_cover_each_day(alice: User, bob: User, clock: Clock) -> None:
+    presence.record_user(alice.pk)
+    presence.record_user(bob.pk)
+    clock.advance(DAY)
+    presence.record_user(alice.pk)
+    assert [most for _, most in presence.history().days] == [2, 1]
+
+
+def test_daily_peaks_older_than_90_days_are_forgotten(
+    alice: User, clock: Clock
+) -> None:
+    presence.record_user(alice.pk)
+    clock.advance(90 * DAY)
+    presence.record_user(alice.pk)
+    assert len(presence.history().days) == 1
+
+
+def test_the_widget_says_how_many_visited_today(alice: User) -> None:
+    presence.record_user(alice.pk)
+    html = Client().get("/widget/").content.decode()  # the reader is a guest
+    assert "2 visitors today." in html
+    assert "Most online today: 2." in html
+
+
+def test_the_json_endpoint_has_todays_figures(alice: User) -> None:
+    presence.record_user(alice.pk)
+    today = Client().get("/whos-online/online.json").json()["today"]
+    assert today == {"visitors": 2, "users": 1, "guests": 1, "most_online": 2}
+
+
+@pytest.mark.usefixtures("warm_scripts")
+def test_todays_figures_come_with_the_snapshot(
+    redis_commands: CommandCounter,
+) -> None:
+    presence.snapshot(10)
+    assert redis_commands.commands == ["EVALSHA"]
+
+
+def test_a_room_has_no_figures_of_its_own(alice: User) -> None:
+    presence.record_user(alice.pk)
+    presence.record_in_room("thread:1", "users", str(alice.pk))
+    assert presence.snapshot(0, room="thread:1").today.visitors == 0
+
+
+def test_staff_see_30_days_of_peaks(django_user_model: type[User]) -> None:
+    staff = Client()
+    staff.force_login(django_user_model.objects.create_user("s", is_staff=True))
+    html = staff.get("/admin/whos_online/onlinenow/").content.decode()
+    assert html.count('class="whos-online-bar"') == 30
+    assert "1 visitor today" in html
