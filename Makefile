@@ -7,11 +7,13 @@ BIN := $(VENV)/bin
 PORT ?= 8000
 # A database number of its own on the real server, for `make test-redis`.
 TEST_REDIS_URL ?= redis://127.0.0.1:6379/13
+# The languages whos_online/locale/ ships; `make messages` updates them.
+LOCALES := de es fr pt_BR ru
 # The default run leaves out the suites that start redis-servers or a
 # browser; `make test-servers` and `make test-browser` run them (CI does).
 FAST := -m "not real_redis and not browser"
 
-.PHONY: help install demo test test-servers test-redis test-django42 test-browser lint docs wheel-check bench bench-smoke clean
+.PHONY: help install demo test test-servers test-redis test-django42 test-browser lint messages docs wheel-check bench bench-smoke clean
 
 help:
 	@echo "make demo          serve the example project on http://127.0.0.1:$(PORT)"
@@ -19,8 +21,9 @@ help:
 	@echo "make test-servers  the suites that start real redis-servers (Cluster, Sentinel, outage)"
 	@echo "make test-redis    the same suite against a real Redis at $(TEST_REDIS_URL)"
 	@echo "make test-django42 the suite on Django 4.2 LTS with django-redis 6"
-	@echo "make test-browser  the demo in headless Chromium (needs apt-get install chromium)"
+	@echo "make test-browser  the demo in headless Chromium, with axe-core (needs chromium and npm)"
 	@echo "make lint          ruff and mypy --strict"
+	@echo "make messages      update the .po catalogs in whos_online/locale/ and compile the .mo files"
 	@echo "make docs          build docs/ as a site in docs/_build/html (warnings are errors)"
 	@echo "make wheel-check   build the wheel and check what it ships"
 	@echo "make bench         run the benchmarks and write docs/benchmarks/"
@@ -69,6 +72,15 @@ lint: install
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy whos_online tests
+
+# Extracts every marked string of the templates and the Python code into
+# whos_online/locale/<lang>/LC_MESSAGES/django.po, then compiles them. Both
+# the .po and the .mo files are committed, so installing the app needs no
+# gettext. Line numbers are left out to keep the diffs to real changes.
+messages: install
+	command -v msgfmt >/dev/null || (apt-get update -qq && apt-get install -y -qq gettext >/dev/null)
+	cd whos_online && ../$(BIN)/django-admin makemessages $(LOCALES:%=--locale=%) --add-location=file --no-obsolete
+	cd whos_online && ../$(BIN)/django-admin compilemessages $(LOCALES:%=--locale=%)
 
 $(BIN)/.docs-installed: requirements/docs.txt $(BIN)/.installed
 	$(BIN)/python -m pip install --quiet -r requirements/docs.txt
