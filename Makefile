@@ -62,9 +62,17 @@ test-redis: install
 test-django42: .venv-django42/.installed
 	.venv-django42/bin/python -m pytest $(PYTEST_ARGS)
 
-# Serves the example project and drives Debian's Chromium through Playwright.
-# REQUIRE_BROWSER makes a missing Chromium or Playwright an error, not a skip.
-test-browser: install
+# axe-core, which the browser test loads into the pages it checks; the
+# version is pinned in package.json and package-lock.json.
+node_modules/axe-core/axe.min.js: package.json package-lock.json
+	npm ci --no-audit --no-fund --loglevel=error
+	touch $@
+
+# Serves the example project and drives Debian's Chromium through Playwright;
+# checks the pages with axe-core and leaves screenshots in .screenshots/.
+# REQUIRE_BROWSER makes a missing Chromium, Playwright or axe-core an error,
+# not a skip.
+test-browser: install node_modules/axe-core/axe.min.js
 	$(BIN)/python -m pip install --quiet -r requirements/browser.txt
 	REQUIRE_BROWSER=1 $(BIN)/python -m pytest -m browser -p no:cov tests/test_browser.py $(PYTEST_ARGS)
 
@@ -106,4 +114,4 @@ bench-smoke: install
 	out=$$(mktemp -d) && $(BIN)/python benchmarks/run.py --quick --out $$out && rm -rf $$out
 
 clean:
-	rm -rf $(VENV) .venv-django42 dist build .coverage docs/_build
+	rm -rf $(VENV) .venv-django42 dist build .coverage docs/_build node_modules .screenshots
