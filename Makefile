@@ -7,11 +7,13 @@ BIN := $(VENV)/bin
 PORT ?= 8000
 # A database number of its own on the real server, for `make test-redis`.
 TEST_REDIS_URL ?= redis://127.0.0.1:6379/13
+# The languages whos_online/locale/ ships; `make messages` updates them.
+LOCALES := de es fr pt_BR ru
 # The default run leaves out the suites that start redis-servers or a
 # browser; `make test-servers` and `make test-browser` run them (CI does).
 FAST := -m "not real_redis and not browser"
 
-.PHONY: help install demo test test-servers test-redis test-matrix test-browser lint docs wheel-check bench bench-smoke clean
+.PHONY: help install demo test test-servers test-redis test-matrix test-browser lint messages docs wheel-check bench bench-smoke clean
 
 help:
 	@echo "make demo          serve the example project on http://127.0.0.1:$(PORT)"
@@ -19,8 +21,9 @@ help:
 	@echo "make test-servers  the suites that start real redis-servers (Cluster, Sentinel, outage)"
 	@echo "make test-redis    the same suite against a real Redis at $(TEST_REDIS_URL)"
 	@echo "make test-matrix   the suite on every supported Python and Django (nox)"
-	@echo "make test-browser  the demo in headless Chromium (needs apt-get install chromium)"
+	@echo "make test-browser  the demo in headless Chromium, with axe-core (needs chromium and npm)"
 	@echo "make lint          ruff and mypy --strict"
+	@echo "make messages      update the .po catalogs in whos_online/locale/ and compile the .mo files"
 	@echo "make docs          build docs/ as a site in docs/_build/html (warnings are errors)"
 	@echo "make wheel-check   build the wheel and sdist, and check what they ship"
 	@echo "make bench         run the benchmarks and write docs/benchmarks/"
@@ -60,9 +63,17 @@ test-matrix: install
 	$(BIN)/python -m pip install --quiet -r requirements/nox.txt
 	$(PYENV_ALL) $(BIN)/nox $(NOX_ARGS)
 
-# Serves the example project and drives Debian's Chromium through Playwright.
-# REQUIRE_BROWSER makes a missing Chromium or Playwright an error, not a skip.
-test-browser: install
+# axe-core, which the browser test loads into the pages it checks; the
+# version is pinned in package.json and package-lock.json.
+node_modules/axe-core/axe.min.js: package.json package-lock.json
+	npm ci --no-audit --no-fund --loglevel=error
+	touch $@
+
+# Serves the example project and drives Debian's Chromium through Playwright;
+# checks the pages with axe-core and leaves screenshots in .screenshots/.
+# REQUIRE_BROWSER makes a missing Chromium, Playwright or axe-core an error,
+# not a skip.
+test-browser: install node_modules/axe-core/axe.min.js
 	$(BIN)/python -m pip install --quiet -r requirements/browser.txt
 	REQUIRE_BROWSER=1 $(BIN)/python -m pytest -m browser -p no:cov tests/test_browser.py $(PYTEST_ARGS)
 
@@ -70,6 +81,15 @@ lint: install
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy whos_online tests
+
+# Extracts every marked string of the templates and the Python code into
+# whos_online/locale/<lang>/LC_MESSAGES/django.po, then compiles them. Both
+# the .po and the .mo files are committed, so installing the app needs no
+# gettext. Line numbers are left out to keep the diffs to real changes.
+messages: install
+	command -v msgfmt >/dev/null || (apt-get update -qq && apt-get install -y -qq gettext >/dev/null)
+	cd whos_online && ../$(BIN)/django-admin makemessages $(LOCALES:%=--locale=%) --add-location=file --no-obsolete
+	cd whos_online && ../$(BIN)/django-admin compilemessages $(LOCALES:%=--locale=%)
 
 $(BIN)/.docs-installed: requirements/docs.txt $(BIN)/.installed
 	$(BIN)/python -m pip install --quiet -r requirements/docs.txt
@@ -98,4 +118,4 @@ bench-smoke: install
 	out=$$(mktemp -d) && $(BIN)/python benchmarks/run.py --quick --out $$out && rm -rf $$out
 
 clean:
-	rm -rf $(VENV) .nox dist build .coverage docs/_build
+	rm -rf $(VENV) .nox dist build .coverage docs/_build node_modules .screenshots

@@ -6,9 +6,14 @@ presence data; every request goes through it). Debian's Chromium
 (``apt-get install chromium``) is driven by Playwright; Playwright's own
 browser downloads are never used.
 
-Run with ``make test-browser``. Where Chromium or Playwright is missing the
-tests are skipped, unless ``REQUIRE_BROWSER`` is set (``make test-browser``
-and so CI set it): then that is an error.
+The pages are checked with axe-core (``npm ci`` puts the version pinned in
+package-lock.json in node_modules/), and screenshots of the widget and the
+staff page, light, dark, phone-sized and in German, are left in
+.screenshots/ for a person to look at.
+
+Run with ``make test-browser``. Where Chromium, Playwright or axe-core is
+missing the tests are skipped, unless ``REQUIRE_BROWSER`` is set (``make
+test-browser`` and so CI set it): then that is an error.
 """
 
 from __future__ import annotations
@@ -36,6 +41,9 @@ except ImportError:
 pytestmark = pytest.mark.browser
 
 CHROMIUM = Path("/usr/bin/chromium")
+ROOT = Path(__file__).resolve().parent.parent
+AXE = ROOT / "node_modules" / "axe-core" / "axe.min.js"
+SCREENSHOTS = ROOT / ".screenshots"
 CHROMIUM_ARGS = [
     "--no-sandbox",
     "--disable-gpu",
@@ -44,16 +52,25 @@ CHROMIUM_ARGS = [
     "--disable-sync",
     "--no-first-run",
 ]
-EXAMPLE_PROJECT = Path(__file__).resolve().parent.parent / "example_project"
+EXAMPLE_PROJECT = ROOT / "example_project"
 PASSWORD = "whos-online"
 # The widgets refresh in place every 15 seconds in the demo, every 2 here.
 REFRESH_SECONDS = 2
 REFRESH_WAIT_MS = 5 * REFRESH_SECONDS * 1000
 
+STAFF_PAGE = "/admin/whos_online/onlinenow/"
+PHONE = {
+    "viewport": {"width": 390, "height": 844},
+    "is_mobile": True,
+    "has_touch": True,
+}
+
 SITE_NAMES = "#online-now .whos-online-users > *"
 THREAD_NAMES = "#thread-viewers .whos-online-users > *"
 
-LogIn = Callable[[str], "Page"]
+# log_in("alice"), or log_in("alice", color_scheme="dark") with any other
+# option of Playwright's Browser.new_context.
+LogIn = Callable[..., "Page"]
 # Headless Chromium says "HeadlessChrome", which counts as a crawler; the
 # tests browse as an ordinary desktop Chrome.
 USER_AGENT = (
@@ -68,6 +85,8 @@ def missing() -> str | None:
         return "Playwright is not installed (pip install -r requirements/browser.txt)"
     if not CHROMIUM.exists():
         return f"no Chromium at {CHROMIUM} (apt-get install chromium)"
+    if not AXE.exists():
+        return f"no axe-core at {AXE} (npm ci)"
     return None
 
 
@@ -163,8 +182,10 @@ def log_in(browser: Browser, demo: str) -> Iterator[LogIn]:
     (so off the online lists) and closed after the test."""
     pages: list[Page] = []
 
-    def log_in(username: str) -> Page:
-        page = browser.new_context(base_url=demo, user_agent=USER_AGENT).new_page()
+    def log_in(username: str, **options: Any) -> Page:
+        page = browser.new_context(
+            base_url=demo, user_agent=USER_AGENT, **options
+        ).new_page()
         page.set_default_timeout(10_000)
         pages.append(page)
         page.goto("/accounts/login/")
@@ -196,6 +217,32 @@ def names(page: Page, where: str = SITE_NAMES) -> list[str]:
 
 def site_counts(page: Page) -> Any:
     return page.locator("#online-now .whos-online-counts")
+
+
+def axe_violations(page: Page) -> list[str]:
+    """What axe-core finds wrong with the page as it is now, one line each."""
+    page.add_script_tag(path=str(AXE))
+    found = page.evaluate(
+        "async () => (await axe.run(document, {resultTypes: ['violations']}))"
+        ".violations"
+    )
+    return [
+        f"{v['id']} ({v['impact']}): {v['help']}: "
+        + "; ".join(" ".join(node["target"]) for node in v["nodes"])
+        for v in found
+    ]
+
+
+def screenshot(page: Page, name: str) -> None:
+    """Keep the page in .screenshots/NAME.png, to be looked at."""
+    SCREENSHOTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(SCREENSHOTS / f"{name}.png"), full_page=True)
+
+
+def no_sideways_scroll(page: Page) -> bool:
+    return bool(
+        page.evaluate("() => document.documentElement.scrollWidth <= window.innerWidth")
+    )
 
 
 # First in the module: nobody has visited the fresh demo yet.
@@ -292,7 +339,7 @@ def test_only_staff_see_hidden_carol_listed_and_her_status(log_in: LogIn) -> Non
         expect(row.locator(".status")).to_have_text(carol_status)
     alice_row = alice.locator("#members tr[data-member=alice]")
     expect(alice_row.locator(".status")).to_have_text("online")
-    expect(alice_row).to_contain_text(re.compile(r"\d+\sminutes? ago"))
+    expect(alice_row).to_contain_text("just now")  # not "0 minutes ago"
 
 
 def test_a_thread_lists_who_is_viewing_it(log_in: LogIn) -> None:
@@ -303,6 +350,8 @@ def test_a_thread_lists_who_is_viewing_it(log_in: LogIn) -> None:
     alice.reload()
 
     assert sorted(names(alice, THREAD_NAMES)) == ["alice", "bob"]
+    expect(alice.locator("#thread-viewers h2")).to_have_text("Who's here")
+    screenshot(alice, "thread")
     alice.goto("/forum/4/")
     assert "bob" not in names(alice, THREAD_NAMES)
 
@@ -332,3 +381,104 @@ def test_staff_find_online_now_through_the_admin_link(log_in: LogIn) -> None:
     admin.locator("nav").get_by_role("link", name="Admin").click()
     admin.get_by_role("link", name="Online now").click()
     expect(admin.locator("h1")).to_contain_text("Online now")
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_the_home_page_passes_axe(log_in: LogIn, scheme: str) -> None:
+    log_in("bob")
+    log_in("carol")  # hidden: alice sees her counted, not named
+    alice = log_in("alice", color_scheme=scheme)
+    alice.goto("/")
+    expect(alice.locator("#online-now .whos-online-breakdown")).to_contain_text(
+        "1 hidden user"
+    )
+    screenshot(alice, f"home-{scheme}")
+    assert axe_violations(alice) == []
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_the_staff_page_passes_axe(log_in: LogIn, scheme: str) -> None:
+    log_in("alice")
+    log_in("carol")
+    admin = log_in("admin", color_scheme=scheme)
+    admin.goto(STAFF_PAGE)
+    expect(admin.locator(".whos-online-table").first).to_contain_text("carol")
+    screenshot(admin, f"staff-{scheme}")
+    assert axe_violations(admin) == []
+
+
+def test_the_widget_is_dark_where_the_visitor_prefers_dark(log_in: LogIn) -> None:
+    alice = log_in("alice", color_scheme="dark")
+    background = alice.locator("#online-now .whos-online").evaluate(
+        "box => getComputedStyle(box).backgroundColor"
+    )
+    red, green, blue = map(int, re.findall(r"\d+", background)[:3])
+    assert red + green + blue < 3 * 64, background
+
+
+def test_the_home_page_fits_a_phone(log_in: LogIn) -> None:
+    log_in("bob")
+    alice = log_in("alice", **PHONE)
+    alice.goto("/")
+    expect(alice.locator("#online-now .whos-online-users")).to_contain_text("bob")
+    assert no_sideways_scroll(alice)
+    screenshot(alice, "home-phone")
+    assert axe_violations(alice) == []
+
+
+def test_the_staff_page_fits_a_phone(log_in: LogIn) -> None:
+    admin = log_in("admin", **PHONE)
+    admin.goto(STAFF_PAGE)
+    expect(admin.locator(".whos-online-chart")).to_be_visible()
+    assert no_sideways_scroll(admin)
+    screenshot(admin, "staff-phone")
+
+
+def test_the_widget_speaks_the_browsers_language(log_in: LogIn) -> None:
+    log_in("bob")
+    alice = log_in("alice", extra_http_headers={"Accept-Language": "de"})
+    alice.goto("/")
+    widget = alice.locator("#online-now")
+    expect(widget.get_by_role("heading")).to_have_text("Wer ist online")
+    expect(site_counts(alice)).to_have_text(re.compile(r"^\d+ Besucher online$"))
+    expect(widget.locator(".whos-online-breakdown")).to_contain_text(
+        re.compile(r"\d+ Benutzer")
+    )
+    screenshot(alice, "home-de")
+
+
+def test_the_staff_page_speaks_the_browsers_language(log_in: LogIn) -> None:
+    admin = log_in("admin", extra_http_headers={"Accept-Language": "de"})
+    admin.goto(STAFF_PAGE)
+    expect(admin.locator("h1")).to_have_text("Jetzt online")
+    expect(admin.locator(".whos-online-table").first).to_contain_text("(gerade eben)")
+    screenshot(admin, "staff-de")
+
+
+def test_a_refresh_changes_the_count_sentence_in_place(log_in: LogIn) -> None:
+    alice = log_in("alice")
+    counts = site_counts(alice)
+    before = counts.inner_text()
+    counts.evaluate("live => { window.live = live; }")
+
+    log_in("bob")
+
+    expect(counts).not_to_have_text(before, timeout=REFRESH_WAIT_MS)
+    assert counts.evaluate("live => live === window.live") is True
+    assert alice.locator("#online-now [aria-live]").count() == 1
+    assert "bob" in names(alice)
+
+
+def test_the_staff_page_refreshes_itself_without_a_reload(log_in: LogIn) -> None:
+    admin = log_in("admin")
+    admin.clock.install()
+    admin.goto(STAFF_PAGE)
+    users = admin.locator(".whos-online-table").first
+    expect(users).not_to_contain_text("bob")
+    admin.evaluate("window.notReloaded = true")
+
+    log_in("bob")
+    admin.clock.run_for("00:31")
+
+    expect(users).to_contain_text("bob")
+    assert admin.evaluate("window.notReloaded") is True

@@ -7,7 +7,7 @@ costs at most one Redis round trip and never raises when Redis is down.
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import datetime, timezone
 from typing import Any
 
 from django import template
@@ -54,6 +54,7 @@ def whos_online(
     limit: int | None = None,
     room: str | None = None,
     refresh: int = 0,
+    heading: int = 2,
 ) -> dict[str, Any]:
     """The "Who's online" widget.
 
@@ -61,7 +62,9 @@ def whos_online(
     ``limit=10`` lists up to ten; ``room="thread:42"`` lists that room;
     ``refresh=30`` refreshes it in place every 30 seconds with a small
     script (the static widget stays for browsers without JavaScript), and
-    with it every ``{% online_count %}`` on the page.
+    with it every ``{% online_count %}`` on the page. Its title is an
+    ``<h2>``; ``heading=3`` makes it an ``<h3>``, ``heading=0`` leaves it
+    out where the page already has a heading for the widget.
     """
     viewer = _viewer(context)
     roster = _roster(context, limit, room)
@@ -72,6 +75,7 @@ def whos_online(
             _refresh_url(room, viewer) if refresh and roster.room == room else None
         ),
         "request": context.get("request"),
+        "heading": int(heading) if heading in range(1, 7) else 0,
     }
 
 
@@ -108,6 +112,18 @@ def online_status(user: Any) -> str:
 def last_seen(user: Any) -> datetime | None:
     """``{{ user|last_seen|timesince }}``: when the user was last seen."""
     return presence_of([user])[0].last_seen
+
+
+@register.filter
+def minutes_since(value: datetime | None, now: datetime | None = None) -> int | None:
+    """``{{ row.last_seen|minutes_since }}``: whole minutes from ``value`` (an
+    aware datetime) to ``now`` (default: the current time), never below 0;
+    ``None`` for ``None``. Lets a template say "just now" for 0 and choose a
+    plural for the rest (see ``whos_online/staff_table.html``)."""
+    if value is None:
+        return None
+    elapsed = (now or datetime.now(timezone.utc)) - value
+    return max(int(elapsed.total_seconds() // 60), 0)
 
 
 @register.inclusion_tag("whos_online/heartbeat.html", takes_context=True)

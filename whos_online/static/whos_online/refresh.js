@@ -2,9 +2,18 @@
  * No dependencies. Asks for the fragment every N seconds while the page is
  * visible, sending the last ETag so an unchanged list costs a 304. A
  * site-wide widget also brings every {% online_count %} on the page up to
- * date. Without JavaScript the static widget simply stays. */
+ * date. Without JavaScript the static widget stays.
+ *
+ * The count sentence (.whos-online-counts) is the widget's one aria-live
+ * region. It stays the same element: only its text changes, so a screen
+ * reader announces a new count and nothing else. The rest of the widget is
+ * swapped around it. */
 (function () {
   "use strict";
+
+  function list(nodes) {
+    return Array.prototype.slice.call(nodes);
+  }
 
   function updateCounts(widget) {
     if (!widget || !widget.hasAttribute("data-whos-online-people")) return;
@@ -13,6 +22,31 @@
         "data-whos-online-" + el.getAttribute("data-whos-online-count"));
       if (value !== null && el.textContent !== value) el.textContent = value;
     });
+  }
+
+  /* Make `current` (the widget on the page) show `fresh` (the fetched one). */
+  function swap(current, fresh) {
+    list(current.attributes).forEach(function (attribute) {
+      if (!fresh.hasAttribute(attribute.name)) current.removeAttribute(attribute.name);
+    });
+    list(fresh.attributes).forEach(function (attribute) {
+      current.setAttribute(attribute.name, attribute.value);
+    });
+    var live = current.querySelector(":scope > .whos-online-counts");
+    var next = fresh.querySelector(":scope > .whos-online-counts");
+    if (!live || !next) {
+      current.replaceChildren.apply(current, list(fresh.childNodes));
+      return;
+    }
+    list(current.childNodes).forEach(function (node) {
+      if (node !== live) current.removeChild(node);
+    });
+    var after = false;
+    list(fresh.childNodes).forEach(function (node) {
+      if (node === next) after = true;
+      else current.insertBefore(node, after ? null : live);
+    });
+    if (live.textContent !== next.textContent) live.textContent = next.textContent;
   }
 
   function start(box) {
@@ -32,8 +66,13 @@
           if (response.status !== 200) return;
           etag = response.headers.get("ETag");
           return response.text().then(function (html) {
-            box.innerHTML = html;
-            updateCounts(box.querySelector(".whos-online-widget"));
+            var fetched = document.createElement("template");
+            fetched.innerHTML = html;
+            var fresh = fetched.content.querySelector(".whos-online-widget");
+            var current = box.querySelector(".whos-online-widget");
+            if (!fresh || !current) return;
+            swap(current, fresh);
+            updateCounts(current);
           });
         })
         .catch(function () {});
