@@ -259,7 +259,8 @@ def test_the_page_draws_the_recorded_minutes(staff_client: Client, alice: User) 
     presence.record_user(alice.pk)
     path = re.search(r'class="whos-online-line" d="([^"]*)"', page(staff_client))
     assert path is not None
-    assert [(move, y) for move, _, y in points(path[1])] == [("M", TOP)]
+    two_of_four = (TOP + BOTTOM) / 2  # alice and the staff member reading
+    assert [(move, y) for move, _, y in points(path[1])] == [("M", two_of_four)]
 
 
 def test_the_chart_has_one_point_per_sampled_minute() -> None:
@@ -285,7 +286,7 @@ def test_the_chart_leaves_out_minutes_outside_the_24_hours() -> None:
     too_old = NOON - 60 * presence.HISTORY_MINUTES
     chart = history_chart([(too_old, 9), (NOON, 1), (NOON + 60, 9)], NOON)
     assert chart.samples == 1
-    assert chart.max_count == 1
+    assert chart.max_count == 4  # the least scale, not the 9s left out
 
 
 def test_the_chart_leaves_gaps_where_no_minute_was_sampled() -> None:
@@ -295,13 +296,18 @@ def test_the_chart_leaves_gaps_where_no_minute_was_sampled() -> None:
 
 
 def test_the_chart_draws_a_lone_sample_as_a_dot() -> None:
-    chart = history_chart([(NOON - 600, 1), (NOON, 1)], NOON)
+    chart = history_chart([(NOON - 600, 4), (NOON, 4)], NOON)
     assert chart.path == f"M{RIGHT - 5},{TOP}h0M{RIGHT},{TOP}h0"
 
 
-def test_an_empty_chart_scales_to_one() -> None:
+def test_an_empty_chart_scales_to_four() -> None:
     chart = history_chart([], NOON)
-    assert (chart.path, chart.samples, chart.max_count) == ("", 0, 1)
+    assert (chart.path, chart.samples, chart.max_count) == ("", 0, 4)
+
+
+def test_a_quiet_sites_chart_is_not_drawn_at_the_top() -> None:
+    chart = history_chart([(NOON, 1)], NOON)
+    assert [y for _, _, y in points(chart.path)] == [BOTTOM - (BOTTOM - TOP) / 4]
 
 
 def test_the_migrations_are_up_to_date() -> None:

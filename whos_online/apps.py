@@ -3,11 +3,12 @@ from __future__ import annotations
 from django.apps import AppConfig
 from django.contrib.auth import signals as auth_signals
 from django.core import checks
+from django.utils.translation import gettext_lazy as _
 
 
 class WhosOnlineConfig(AppConfig):
     name = "whos_online"
-    verbose_name = "Who's online"
+    verbose_name = _("Who's online")
 
     def ready(self) -> None:
         from whos_online import checks as our_checks

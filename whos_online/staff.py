@@ -29,6 +29,9 @@ if TYPE_CHECKING:
 WIDTH, HEIGHT = 800, 180
 LEFT, RIGHT = 48, 48 + presence.HISTORY_MINUTES // 2
 TOP, BOTTOM = 10, 150
+# The y axis runs to at least this, so a quiet site's chart is not all
+# at the top.
+MIN_SCALE = 4
 # Faint vertical lines 18, 12 and 6 hours ago.
 HOUR_LINES = tuple(LEFT + hours * 30 for hours in (6, 12, 18))
 
@@ -155,7 +158,7 @@ def history_chart(points: Sequence[tuple[int, int]], now: float) -> Chart:
         for start, count in points
         if first <= start // 60 <= last
     }
-    top = max([1, *counts.values()])
+    top = max([MIN_SCALE, *counts.values()])
     parts = []
     for index in sorted(counts):
         x = LEFT + (index + 1) / 2
