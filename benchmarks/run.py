@@ -160,11 +160,6 @@ def main() -> None:
     parser.add_argument("--skip-load", action="store_true", help="no load test")
     parser.add_argument("--from-json", type=Path, help="only redo the report")
     parser.add_argument("--per-request-only", type=Path, help=argparse.SUPPRESS)
-    parser.add_argument(
-        "--scaling", type=int, nargs="+", help="only docs/scaling.md's tables"
-    )
-    parser.add_argument("--threads", type=int, nargs="+", default=[1, 4])
-    parser.add_argument("--seconds", type=float, default=5.0)
     args = parser.parse_args()
     params = QUICK if args.quick else FULL
     if args.per_request_only:  # run.py itself, again, with PostgreSQL
@@ -175,16 +170,6 @@ def main() -> None:
         result = request_costs(params)
         result["database"] = f"PostgreSQL {connection.pg_version // 10000}"
         args.per_request_only.write_text(json.dumps(result))
-        return
-    if args.scaling:
-        with (
-            tempfile.TemporaryDirectory() as tmp,
-            servers.redis_server(Path(tmp)) as url,
-        ):
-            set_up_django(Path(tmp), url)
-            from benchmarks import scale
-
-            print(scale.capacity(args.scaling, args.threads, args.seconds))
         return
     if args.from_json:
         results = json.loads(args.from_json.read_text())

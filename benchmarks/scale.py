@@ -1,6 +1,5 @@
 """How each cost grows with the number online: the tag, a record, a bare
-``ZADD``, pruning, memory per member; and ``run.py --scaling``'s capacity
-figures (docs/scaling.md) for up to ten million online.
+``ZADD``, pruning, and memory per member.
 
 Sets are filled directly with pipelined ``ZADD``s, scored with the Redis
 server's clock as the app scores them, on the run's own redis-server; every
@@ -11,16 +10,14 @@ from __future__ import annotations
 
 import os
 import statistics
-import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from functools import cache
 from typing import Any
 
 from django.contrib.auth import get_user_model
 from django.core.handlers.wsgi import WSGIRequest
 from django.template import Context, Template
-from django.test.utils import override_settings
 from redis import Redis
 
 from benchmarks import app
@@ -31,7 +28,6 @@ from benchmarks.common import (
     percentile,
     server_now,
     slowlog,
-    table,
 )
 from benchmarks.per_request import counting, environ
 
@@ -187,87 +183,3 @@ def measure_memory(size: int) -> list[dict[str, Any]]:
         results[-1]["bytes_per_member"] = usage / count
         admin().delete(name)
     return results
-
-
-def population(size: int, now: float) -> Iterator[tuple[str, str, float]]:
-    """A quarter users, the rest guests (half IPv4, half IPv6); a tenth of
-    all last seen before the window, the rest within it."""
-    for n in range(size):
-        kind = "users" if n % 4 == 0 else "guests"
-        member = str(1_000_000 + n) if n % 4 == 0 else ipv4(n) if n % 2 else ipv6(n)
-        age = app.window() + 60 + n % 600 if n % 10 == 9 else n * 7919 % app.window()
-        yield app.key(kind), member, now - age
-
-
-@override_settings(WHOS_ONLINE_MAX_MEMBERS=10**9, WHOS_ONLINE_SOCKET_TIMEOUT=None)
-def capacity(sizes: list[int], threads: list[int], seconds: float) -> str:
-    """docs/scaling.md's tables: memory, records per second from threads of
-    this process with the server's own time per record, snapshots, and
-    pruning the stale tenth, for each size."""
-    client, memory, operations = admin(), [], []
-    for size in sizes:
-        client.memory_purge()
-        before, start = client.info("memory")["used_memory"], time.perf_counter()
-        fill(client, population(size, server_now(client)))
-        used = client.info("memory")["used_memory"] - before
-        sets = sum(admin().memory_usage(app.key(k), samples=0) or 0 for k in KINDS)
-        memory.append([f"{size:,}", f"{time.perf_counter() - start:.1f} s"])
-        memory[-1] += [f"{used / 2**20:,.1f} MiB", f"{used / size:.0f}"]
-        memory[-1].append(f"{sets / 2**20:,.1f} MiB")
-        log_every_command(client)
-        rates = [
-            f"{record_rate(n, seconds, i * 10**9):,.0f}" for i, n in enumerate(threads)
-        ]
-        record = f"{script_us(client):.1f} ({longest_script(client) / 1000:.1f} ms)"
-        snapshots = [
-            per_call(lambda: app.snapshot(50, guests=50), 1) for _ in range(300)
-        ]
-        snapshot = (
-            f"{statistics.median(snapshots) / 1000:.2f} ({script_us(client):.0f})"
-        )
-        start = time.perf_counter()
-        pruned, took = sum(app.prune().values()), time.perf_counter() - start
-        prune = f"{pruned:,} in {took:.2f} s ({longest_script(client) / 1000:.1f} ms)"
-        log_every_command(client, on=False)
-        delete_keys()
-        operations.append([f"{size:,}", *rates, record, snapshot, prune])
-    header = ["Online", *(f"Records/s, {n} thread(s)" for n in threads)]
-    header += ["Server µs per record (longest)", "Snapshot ms (server µs)"]
-    header += ["Pruning the stale members (longest script)"]
-    memory_header = ["Online", "Fill", "used_memory", "Bytes per member"]
-    memory_table = table([*memory_header, "MEMORY USAGE of the sets"], memory)
-    return f"{memory_table}\n\n{table(header, operations)}"
-
-
-KINDS = ("users", "guests")
-
-
-def script_us(client: Redis) -> float:
-    """Server µs per script since the last call, from INFO commandstats."""
-    stats = client.info("commandstats").get("cmdstat_evalsha", {})
-    client.config_resetstat()
-    return float(stats.get("usec_per_call", 0))
-
-
-def longest_script(client: Redis) -> int:
-    """µs of the longest script in the slow log since the last call."""
-    entries = slowlog(client)
-    client.slowlog_reset()
-    return max((us for line, us in entries if line.startswith(b"EVALSHA")), default=0)
-
-
-def record_rate(threads: int, seconds: float, first: int) -> float:
-    """Records per second of new guests from ``threads`` threads."""
-    done, stop = [0] * threads, time.perf_counter() + seconds
-
-    def work(index: int) -> None:
-        while time.perf_counter() < stop:
-            app.record("guests", ipv6(first + index * 10**8 + done[index]))
-            done[index] += 1
-
-    workers = [threading.Thread(target=work, args=(i,)) for i in range(threads)]
-    for worker in workers:
-        worker.start()
-    for worker in workers:
-        worker.join()
-    return sum(done) / seconds
