@@ -1,9 +1,9 @@
 """Turn a run's results into docs/benchmarks/README.md, headline.md and the
-PNG charts. The prose and the headline and target tables are in report.md;
-this module computes the named figures it quotes, every verdict on a target
-included (a missed target is reported as missed, with its figure), and the
-tables and charts. It reads nothing but the results, so ``run.py
---from-json`` can redo the report."""
+charts. report.md holds the text, the headline and the target table; this
+module computes the named figures it quotes (every verdict on a target
+included: a missed target is reported as missed, with its figure), the
+other tables and the charts, from the results alone (``run.py --from-json``
+redoes a report)."""
 
 from __future__ import annotations
 
@@ -21,9 +21,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 
 from benchmarks.common import table  # noqa: E402
 
-OURS, DOU, GREY, BLUE, PURPLE, GREEN = (
-    "#0b6e4f", "#b35806", "#6e7781", "#1f77b4", "#9467bd", "#2ca02c"
-)  # fmt: skip
+OURS, DOU, GREY, BLUE, PURPLE, GREEN = "#0b6e4f", "#b35806", "#6e7781", "C0", "C4", "C2"
 LABELS = {  # the rows of the per-request tables and charts, in order
     "noop-user": "a do-nothing middleware (one more link in the chain)",
     "ours-user-guarded": "ours: user, guarded",
@@ -48,7 +46,7 @@ LABELS = {  # the rows of the per-request tables and charts, in order
 }
 MINIMAL, STACK = list(LABELS)[:12], list(LABELS)[12:]
 # Unguarded cases judged against a bare ZADD, each with the one-ZADD
-# middleware case that pays the same page; then those against
+# middleware that pays for the same page; and those against
 # django-online-users.
 UNGUARDED = {"ours-guest": "zadd-guest", "ours-user": "zadd-guest"}
 UNGUARDED |= {"ours-user-me": "zadd-user-me", "ours-user-new": "zadd-guest"}
@@ -94,66 +92,68 @@ def step(rows: list[list[Any]], prefix: str) -> float:
 
 # Tables --------------------------------------------------------------------
 
+COUNTS = ["Redis commands", "SQL", "session loads", "user loads"]
+
 
 def counts_cells(c: dict[str, Any]) -> list[str]:
     redis = f"{len(c['redis'])}" + (f" ({', '.join(c['redis'])})" if c["redis"] else "")
     return [redis, *(str(c[k]) for k in COUNTED), "yes" if c["guard_set"] else "no"]
 
 
-COUNTS = ["Redis commands", "SQL", "session loads", "user loads"]
-
-
-def cost_table(pr: dict[str, Any], names: list[str], ratio: str) -> str:
-    """Each case's cost, spread over rounds, a ratio and its counts."""
+def cost_table(pr: dict[str, Any], names: list[str], against_zadd: bool) -> str:
+    """Each case's cost, its spread over rounds, a ratio and its counts."""
     floor, rows = median(pr["zadd"]), []
     for name in names:
         base = pr["baselines"][name]
         q = statistics.quantiles(diffs(pr, name), n=4) if base else []
         spread = f"{us(q[0])} – {us(q[2])}" if len(q) == 3 else ""
-        if ratio == "× ZADD":
+        if against_zadd:
             x = f"{cost(pr, name) / floor:.2f}×"
         else:
             x = f"{cost(pr, name) / median(pr['means'][base]):.2%}" if base else ""
-        cells = counts_cells(pr["counts"][name])
-        rows.append([LABELS[name], us(cost(pr, name)), spread, x, *cells])
-    if ratio == "× ZADD":
+        rows.append([LABELS[name], us(cost(pr, name)), spread, x])
+        rows[-1] += counts_cells(pr["counts"][name])
+    if against_zadd:
         rows.append(["bare redis-py `ZADD` round trip (the floor)", us(floor), ""])
         rows[-1] += ["1.00×", "1 (ZADD)", "0", "0", "0", "no"]
-    header = ["Variant", "µs", "IQR over rounds", ratio, *COUNTS, "sets cookie"]
-    return table(header, rows)
-
-
-def steps_table(rows: list[list[Any]]) -> str:
-    def indent(label: str) -> str:
-        return "&nbsp;" * (len(label) - len(label.lstrip())) + label.strip()
-
+    ratio = "× ZADD" if against_zadd else "÷ bare request"
     return table(
-        ["Step", "per call"], ([indent(s), f"{ns / 1000:,.2f} µs"] for s, ns in rows)
+        ["Variant", "µs", "IQR over rounds", ratio, *COUNTS, "sets cookie"], rows
     )
 
 
-def profile_table(rows: list[list[Any]]) -> str:
-    cells = ([f"`{fn}`", f"{calls:g}", f"{ns:,.0f} ns"] for fn, calls, ns in rows)
-    return table(["Function", "calls per request", "own time"], cells)
+def breakdown_tables(breakdown: dict[str, Any]) -> str:
+    steps = [
+        ["&nbsp;" * (len(s) - len(s.lstrip())) + s.strip(), f"{ns / 1000:,.2f} µs"]
+        for s, ns in breakdown["timed"]
+    ]
+    profile = [
+        [f"`{fn}`", f"{n:g}", f"{ns:,.0f} ns"] for fn, n, ns in breakdown["profile"]
+    ]
+    cProfile = table(["Function", "calls per request", "own time"], profile)
+    return f"{table(['Step', 'per call'], steps)}\n\n{cProfile}"
 
 
 def scale_tables(scale: dict[str, Any]) -> dict[str, str]:
-    sizes = []
+    sizes, prunes = [], []
     for s in scale["sizes"]:
         t = {k: us(median(v)) for k, v in s["timings"].items()}
         trips = f"{len(s['tag_redis'])} ({', '.join(s['tag_redis'])}) / {s['tag_sql']}"
         sizes.append([f"{s['size']:,}", t["tag"], trips, t["snapshot"], t["record"]])
         sizes[-1] += [t["zadd"], t["guarded"], f"{s['memory_per_member']:.0f} B"]
-    prunes = []
     for p in scale["prunes"]:
         wall = {k: median(p[f"{k}_seconds"]) for k in ("prune", "zrem", "rank")}
         cells = [f"{ms(wall[k])} ({p[f'{k}_server_us'] / 1000:.1f} ms)" for k in wall]
-        ratio = f"{wall['prune'] / wall['zrem']:.2f}×"
-        batches = [
+        batch = [
             f"{p[k] / 1000:.2f} ms" for k in ("median_batch_us", "longest_batch_us")
         ]
-        prunes.append([f"{p['size']:,} (+{p['online']:,} online)", *cells[:2], ratio])
-        prunes[-1] += [cells[2], str(p["batches"]), *batches]
+        prunes.append([f"{p['size']:,} (+{p['online']:,} online)", *cells[:2]])
+        prunes[-1] += [
+            f"{wall['prune'] / wall['zrem']:.2f}×",
+            cells[2],
+            str(p["batches"]),
+            *batch,
+        ]
     memory = [
         [
             m["kind"],
@@ -164,23 +164,41 @@ def scale_tables(scale: dict[str, Any]) -> dict[str, str]:
         + [f"{m['bytes_per_member'] * 1e6 / 2**20:.0f} MiB"]
         for m in scale["memory"]
     ]
-    head = ["members online", "tag render", "tag round trips / SQL", "snapshot"]
-    head += ["record", "bare ZADD", "guarded call", "memory per member"]
-    prune_head = ["stale members", "prune (in Redis)", "ZREMRANGEBYSCORE (in Redis)"]
-    prune_head += ["ratio", "same batches, plain ZREMRANGEBYRANK", "batches"]
+    head = [
+        "members online",
+        "tag render",
+        "tag round trips / SQL",
+        "snapshot",
+        "record",
+    ]
+    prune = [
+        "stale members",
+        "prune (in Redis)",
+        "ZREMRANGEBYSCORE (in Redis)",
+        "ratio",
+    ]
+    prune += ["same batches, plain ZREMRANGEBYRANK", "batches", "median batch"]
     return {
-        "scaling_table": table(head, sizes),
-        "prune_table": table([*prune_head, "median batch", "longest batch"], prunes),
+        "scaling_table": table(
+            [*head, "bare ZADD", "guarded call", "memory per member"], sizes
+        ),
+        "prune_table": table([*prune, "longest batch"], prunes),
         "memory_table": table(
             ["kind", "example member", "members", "per member", "per million"], memory
         ),
     }
 
 
-def load_table(load: dict[str, Any]) -> tuple[str, dict[str, dict[str, float]]]:
-    """The load test's table, and per server: req/s, ratios, CPU, latency."""
-    summary, rows = {}, []
-    without = load["phases"]["without"]
+LOAD = {  # server: label, colour
+    "without": ("without the middleware", GREY),
+    "with": ("with it (browsers keep the guard)", OURS),
+    "with-noguard": ("with it, clients drop the guard (every request records)", PURPLE),
+}
+
+
+def load_figures(load: dict[str, Any]) -> tuple[dict[str, str], dict[str, Any]]:
+    """The load test's table and figures, and per server: req/s, ratios, CPU."""
+    summary, rows, without = {}, [], load["phases"]["without"]
     for name, phases in load["phases"].items():
         pairs = zip(phases, without, strict=True)
         ratios = [p["requests"] / w["requests"] for p, w in pairs if w["requests"]]
@@ -192,36 +210,45 @@ def load_table(load: dict[str, Any]) -> tuple[str, dict[str, dict[str, float]]]:
             "high": max(ratios, default=0.0),
             "cpu": 1e6 * sum(p["server_cpu"] for p in phases) / requests,
             "generator": max(p["generator_cpu"] / p["seconds"] for p in phases),
-            "errors": sum(p["errors"] for p in phases),
             **load["latency"][name],
         }
         s["cpu_ratio"] = s["cpu"] / summary["without"]["cpu"]
-        rows.append([LOAD_LABELS[name][1], f"{s['rps']:,.0f}", f"{s['ratio']:.1%}"])
+        rows.append([LOAD[name][0], f"{s['rps']:,.0f}", f"{s['ratio']:.1%}"])
         rows[-1] += [f"{s[p]:.1f}" for p in ("p50", "p90", "p99")]
         rows[-1] += [f"{s['cpu'] / 1000:,.2f} ms", f"{s['cpu_ratio']:.1%}"]
-        rows[-1].append(str(s["errors"]))
-    header = ["Server", "req/s (median phase)", "÷ without", "p50 ms", "p90 ms"]
-    header += ["p99 ms", "server CPU per request", "÷ without", "errors"]
-    return table(header, rows), summary
-
-
-LOAD_LABELS = {
-    "without": ("without\nthe middleware", "without the middleware", GREY),
-    "with": ("with it\n(guard kept)", "with it (browsers keep the guard)", OURS),
-    "with-noguard": (
-        "with it, guard dropped\n(every request records)",
-        "with it, clients drop the guard (every request records)",
-        PURPLE,
-    ),
-}
+        rows[-1].append(str(sum(p["errors"] for p in phases)))
+    header = [
+        "Server",
+        "req/s (median phase)",
+        "÷ without",
+        "p50 ms",
+        "p90 ms",
+        "p99 ms",
+    ]
+    header += ["server CPU per request", "÷ without", "errors"]
+    w = summary["with"]
+    return {
+        "load_table": table(header, rows),
+        "load_ratio": f"{w['ratio']:.1%}",
+        "load_rps": f"{w['rps']:,.0f}",
+        "load_without": f"{summary['without']['rps']:,.0f}",
+        "load_cpu": f"{w['cpu_ratio']:.1%}",
+        "load_low": f"{w['low']:.1%}",
+        "load_high": f"{w['high']:.1%}",
+        "load_generator": f"{max(s['generator'] for s in summary.values()):.2f}",
+        "load_pages": ", ".join(f"`{page}` {share}%" for page, share in load["pages"]),
+        "load_users": str(load["clients"]["users"]),
+        "load_guests": str(load["clients"]["guests"]),
+        "load_ok": verdict(w["ratio"] >= 0.97 and w["cpu_ratio"] <= 1 / 0.97),
+    }, summary
 
 
 # Figures quoted by report.md -----------------------------------------------
 
 
 def request_figures(pr: dict[str, Any], prefix: str = "") -> dict[str, str]:
-    """``{ours_user}`` and the like: each case's cost; the ratios and
-    verdicts the targets need; ``prefix`` names the PostgreSQL run's."""
+    """``{ours_user}`` and the like (each case's cost), and the ratios and
+    verdicts of the targets; ``prefix`` names the PostgreSQL run's."""
     c, floor = pr["counts"], median(pr["zadd"])
     a = {name: cost(pr, name) for name in pr["means"]}
     f = {name.replace("-", "_"): us(value) for name, value in a.items()}
@@ -231,9 +258,8 @@ def request_figures(pr: dict[str, Any], prefix: str = "") -> dict[str, str]:
         own_sql = c[name]["sql"] - c[pr["baselines"][name]]["sql"]
         f[f"{key}_x"] = f"{a[name] / floor:.2f}×"
         f[f"{key}_x_chain"] = f"{a[name] / a[in_chain]:.2f}×"
-        f[f"{key}_trips"] = f"{len(c[name]['redis'])} round trip" + (
-            f", plus {own_sql} SQL (session and user)" if own_sql else ""
-        )
+        f[f"{key}_trips"] = f"{len(c[name]['redis'])} round trip"
+        f[f"{key}_trips"] += f", plus {own_sql} SQL (session and user)" * bool(own_sql)
         ok = a[name] / floor <= 1.3 and len(c[name]["redis"]) == 1 and not own_sql
         f[f"ok_{key}"] = verdict(ok)
     for ours, theirs in AGAINST_DOU.items():
@@ -242,11 +268,11 @@ def request_figures(pr: dict[str, Any], prefix: str = "") -> dict[str, str]:
         f[f"ok_dou_{key}"] = verdict(x >= (100 if "guarded" in ours else 5))
     for who in ("user", "guest"):
         n = c[f"ours-{who}-guarded"]
-        quiet = not (n["redis"] or any(n[k] for k in COUNTED))
+        loads = f"{n['session_loads']} session and {n['user_loads']} user loads"
         f[f"ours_{who}_guarded_counts"] = (
-            f"{len(n['redis'])} Redis, {n['sql']} SQL, {n['session_loads']} session "
-            f"and {n['user_loads']} user loads"
+            f"{len(n['redis'])} Redis, {n['sql']} SQL, {loads}"
         )
+        quiet = not (n["redis"] or any(n[k] for k in COUNTED))
         f[f"ok_ours_{who}_guarded"] = verdict(a[f"ours-{who}-guarded"] < 5 and quiet)
         share = a[f"std-ours-{who}-guarded"] / a[f"std-{who}"]
         f[f"std_share_{who}"] = f"{share:.2%}"
@@ -262,20 +288,15 @@ def why_figures(pr: dict[str, Any]) -> dict[str, str]:
     """Where the time goes: the breakdowns' steps and what they add up to."""
     g, u = pr["breakdown"]["timed"], pr["unguarded"]["timed"]
     a = {name: cost(pr, name) for name in pr["means"]}
-    cookie = step(g, "parse_cookie(), session + guard") - step(
-        g, "parse_cookie(), session only"
-    )
-    bare, noop = step(u, "bare ZADD"), step(u, "EVALSHA of `return 1`")
-    inside, inside_zadd = (
-        step(u, "inside Redis: the record script"),
-        step(u, "inside Redis: ZADD"),
-    )
+    call, cookie = step(g, "middleware(request), user"), step(g, "parse_cookie(), s")
+    cookie -= step(g, "parse_cookie(), session only")
+    bare, empty = step(u, "bare ZADD"), step(u, "EVALSHA of `return 1`")
+    inside, zadd = step(u, "inside Redis: the record"), step(u, "inside Redis: ZADD")
     record = step(u, "record(): the script")
-    parts = step(g, "middleware(request), user") + cookie + max(a["noop-user"], 0)
-    rest = record - noop - (inside - inside_zadd)
-    dou_x = a["dou-user-me"] / a["zadd-user-me"]
+    rest, dou_x = record - empty - (inside - zadd), a["dou-user-me"] / a["zadd-user-me"]
+    parts = call + cookie + max(a["noop-user"], 0)
     return {
-        "call_user": us(step(g, "middleware(request), user")),
+        "call_user": us(call),
         "call_guest": us(step(g, "middleware(request), guest")),
         "address": us(step(g, "client_address(META)")),
         "cookie": us(cookie),
@@ -284,12 +305,12 @@ def why_figures(pr: dict[str, Any]) -> dict[str, str]:
         "zadd_mw_x": f"{a['zadd-guest'] / median(pr['zadd']):.2f}×",
         "record": us(record),
         "bare": us(bare),
-        "args": us(noop - bare),
-        "noop_script": us(noop),
-        "inside_more": us(inside - inside_zadd),
+        "args": us(empty - bare),
+        "noop_script": us(empty),
+        "inside_more": us(inside - zadd),
         "inside": us(inside),
         "inside_entry": us(step(u, "inside Redis: the record script, a guest")),
-        "inside_zadd": us(inside_zadd),
+        "inside_zadd": us(zadd),
         "python_rest": us(rest) if rest > 0 else "nothing measurable",
         "identify": us(step(u, "identify(request)")),
         "set_guard": us(step(u, "set_guard(")),
@@ -301,8 +322,7 @@ def why_figures(pr: dict[str, Any]) -> dict[str, str]:
 
 def scale_figures(scale: dict[str, Any]) -> dict[str, str]:
     sizes, p, batch = scale["sizes"], scale["prunes"][-1], scale["prune_batch"]
-    tag = [median(s["timings"]["tag"]) for s in sizes]
-    snap = [median(s["timings"]["snapshot"]) for s in sizes]
+    tag, snap = ([median(s["timings"][k]) for s in sizes] for k in ("tag", "snapshot"))
     # Up to 50 members the tag lists everyone, so its template grows with the
     # names; growth with N is judged from the first size with 50 names.
     i = next((i for i, s in enumerate(sizes) if s["size"] >= 50), 0)
@@ -330,14 +350,12 @@ def scale_figures(scale: dict[str, Any]) -> dict[str, str]:
         "zrem": ms(zrem),
         "prune_x": f"{prune / zrem:.2f}×",
         "ok_prune": verdict(prune / zrem <= 1.5),
-        **{
-            k: f"{p[f'{k}_us'] / 1000:.1f} ms"
-            for k in ("longest_batch", "median_batch")
-        },
+        "longest_batch": f"{p['longest_batch_us'] / 1000:.1f} ms",
+        "median_batch": f"{p['median_batch_us'] / 1000:.1f} ms",
         "p99_batch": f"{p['p99_batch_us'] / 1000:.1f} ms",
         "zrem_server": f"{p['zrem_server_us'] / 1000:.1f} ms",
         "batches": str(p["batches"]),
-        "ok_block": verdict(p["longest_batch_us"] / 1000 <= 5.0),
+        "ok_block": verdict(p["longest_batch_us"] <= 5000),
         "prunes": " ".join(prune_story(q, batch) for q in reversed(scale["prunes"])),
     }
 
@@ -382,39 +400,54 @@ def chart(
     plt.close(fig)
 
 
-def bars(ax: Any, rows: list[tuple[str, float, str]], colors: list[str]) -> None:
-    """Horizontal bars on a log scale, top to bottom: (label, value, text)."""
-    values = [max(value, 0.1) for _, value, _ in rows]  # a log axis has no zero
-    drawn = ax.barh([label for label, _, _ in rows], values, color=colors)
-    for bar, value, (_, _, text) in zip(drawn, values, rows, strict=True):
+def bars(ax: Any, rows: list[tuple[str, float, str, str]], log: bool = True) -> None:
+    """Horizontal bars, top to bottom: (label, value, text, colour)."""
+    values = [max(value, 0.1) for _, value, _, _ in rows]  # a log axis has no zero
+    drawn = ax.barh([r[0] for r in rows], values, color=[r[3] for r in rows])
+    gap, room = (1.08, 4) if log else (1.02, 1.25)
+    for bar, value, row in zip(drawn, values, rows, strict=True):
         y = bar.get_y() + bar.get_height() / 2
-        ax.text(value * 1.08, y, text, va="center", fontsize=8)
-    ax.set(xscale="log", xlim=(None, max(values) * 4))
+        ax.text(value * gap, y, row[2], va="center", fontsize=8)
+    ax.set(xscale="log" if log else "linear", xlim=(None, max(values) * room))
     ax.invert_yaxis()
 
 
-def mark(ax: Any, x: float, text: str, color: str, style: str) -> None:
-    ax.axvline(x, color=color, linestyle=style, linewidth=1)
-    at = ax.get_xaxis_transform()
-    ax.text(x, 1.01, text, color=color, fontsize=8, transform=at, ha="center")
+def columns(
+    ax: Any, ticks: list[str], series: list[tuple[str, list[float], str]], log: bool
+) -> None:
+    """Grouped columns, each with its value: (label, a value per tick, colour);
+    room above them for the legend."""
+    width = 0.8 / len(series)
+    for i, (label, values, color) in enumerate(series):
+        xs = [j + (i - (len(series) - 1) / 2) * width for j in range(len(ticks))]
+        ax.bar(xs, values, width, label=label, color=color)
+        for x, value in zip(xs, values, strict=True):
+            ax.text(x, value * 1.03, f"{value:,.1f}", ha="center", fontsize=7)
+    ax.set_xticks(range(len(ticks)), ticks)
+    ax.set_yscale("log" if log else "linear")
+    ax.set_ylim(top=ax.get_ylim()[1] * (10 if log else 1.4))
+    ax.legend(fontsize=7, loc="upper left")
 
 
 def cost_chart(pr: dict[str, Any], names: list[str], path: Path, title: str) -> None:
-    rows, colors = [], []
+    rows = []
     for name in names:
         value = cost(pr, name)
         text = us(value) if value > 0.1 else f"≈ 0 ({us(value)})"
-        rows.append((LABELS[name], value, text))
-        colors.append(OURS if "ours" in name else DOU if "dou" in name else GREY)
+        color = OURS if "ours" in name else DOU if "dou" in name else GREY
+        rows.append((LABELS[name], value, text, color))
+    floor, bare = median(pr["zadd"]), median(pr["means"]["std-guest"])
+    limit = bare / 100 if names[0].startswith("std") else 5
+    text = f"1% of the bare request ({us(bare)})" if limit < 5 else "5 µs"
+    marks = [(floor, f"bare ZADD {us(floor)}", GREY, "--"), (limit, text, OURS, ":")]
     with chart(path, (9.5, 1.2 + 0.35 * len(rows)), title) as ax:
-        bars(ax, rows, colors)
+        bars(ax, rows)
+        for x, text, color, style in marks:
+            ax.axvline(x, color=color, linestyle=style, linewidth=1)
+            at = ax.get_xaxis_transform()
+            ax.text(x, 1.01, text, color=color, fontsize=8, transform=at, ha="center")
+        ax.set_xlim(left=min(limit, *(max(r[1], 0.1) for r in rows)) / 2)
         ax.set_xlabel("µs added per request (median of interleaved rounds; log scale)")
-        floor, bare = median(pr["zadd"]), median(pr["means"]["std-guest"])
-        mark(ax, floor, f"bare ZADD {us(floor)}", GREY, "--")
-        limit = bare / 100 if names[0].startswith("std") else 5
-        text = f"1% of the bare request ({us(bare)})" if limit < 5 else "5 µs"
-        mark(ax, limit, text, OURS, ":")
-        ax.set_xlim(left=min(limit, *(max(v, 0.1) for _, v, _ in rows)) / 2)
 
 
 def charts(results: dict[str, Any], out: Path, load: dict[str, Any] | None) -> None:
@@ -423,7 +456,6 @@ def charts(results: dict[str, Any], out: Path, load: dict[str, Any] | None) -> N
     cost_chart(pr, MINIMAL[1:], out / "per-request.png", title)
     title = "What it adds to a request through the startproject stack"
     cost_chart(pr, STACK[2:], out / "startproject.png", title)
-
     title = "Cost against the number online: flat lines are O(1) or O(log N)"
     with chart(out / "scaling.png", (9, 5.6), title) as ax:
         sizes = [s["size"] for s in scale["sizes"]]
@@ -431,61 +463,40 @@ def charts(results: dict[str, Any], out: Path, load: dict[str, Any] | None) -> N
             values = [median(s["timings"][name]) for s in scale["sizes"]]
             ax.plot(sizes, values, marker=marker, color=color, label=label)
             end = (sizes[-1], values[-1])
-            ax.annotate(us(values[-1]), end, (6, -3), textcoords="offset points")
+            ax.annotate(us(end[1]), end, (6, -3), textcoords="offset points")
         ax.set(xscale="log", yscale="log", xlim=(None, sizes[-1] * 6))
         ax.set(xlabel="members online (users set)", ylabel="µs per call (median)")
         ax.grid(True, which="major", alpha=0.3)
         ax.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.13), ncol=2)
-
     prunes = scale["prunes"]
     title = "Pruning stale members, next to Redis' own ZREMRANGEBYSCORE"
     with chart(out / "prune.png", (9, 4.2), title) as ax:
-        for i, (key, label, color) in enumerate(PRUNE_SERIES):
-            values = [
-                p[key] / 1000 if key.endswith("_us") else median(p[key]) * 1000
-                for p in prunes
-            ]
-            xs = [j + (i - 1.5) * 0.2 for j in range(len(prunes))]
-            for bar, value in zip(
-                ax.bar(xs, values, 0.2, label=label, color=color), values, strict=True
-            ):
-                ax.text(
-                    bar.get_x() + 0.1,
-                    value * 1.1,
-                    f"{value:,.1f}",
-                    ha="center",
-                    fontsize=8,
-                )
-        ax.set_xticks(range(len(prunes)), [f"{p['size']:,} stale" for p in prunes])
-        ax.set(yscale="log", ylabel="milliseconds (log scale)")
-        ax.legend(fontsize=8, loc="upper left")
-
+        series = [
+            (label, [median(p[k]) * 1e3 for p in prunes], color)
+            for k, label, color in PRUNE_SERIES
+        ]
+        longest = [p["longest_batch_us"] / 1000 for p in prunes]
+        series.append(("prune: longest single batch (Redis blocked)", longest, GREEN))
+        columns(ax, [f"{p['size']:,} stale" for p in prunes], series, log=True)
+        ax.set_ylabel("milliseconds (log scale)")
     memory = scale["memory"]
     with chart(out / "memory.png", (7, 3.2), "Redis memory per member online") as ax:
-        rows = [
-            (m["kind"], m["bytes_per_member"], f"{m['bytes_per_member']:.0f} B")
-            for m in memory
-        ]
-        bars(ax, rows, [OURS] * len(rows))
-        ax.set(xscale="linear", xlim=(0, max(r[1] for r in rows) * 1.25))
+        per = [(m["kind"], m["bytes_per_member"]) for m in memory]
+        bars(ax, [(kind, size, f"{size:.0f} B", OURS) for kind, size in per], log=False)
         ax.set_xlabel(f"bytes per member (MEMORY USAGE, {memory[0]['size']:,} members)")
-
     if load:
-        title = "Example project under gunicorn"
+        title = "Example project under gunicorn: req/s (÷ without) and latency"
         with chart(out / "load.png", (10, 4), title, panels=2) as (left, right):
-            for i, (name, (short, label, color)) in enumerate(LOAD_LABELS.items()):
-                s = load[name]
-                left.bar(short, s["rps"], color=color)
-                text = f"{s['rps']:,.0f}\n({s['ratio']:.1%})"
-                left.text(i, s["rps"] * 1.01, text, ha="center", fontsize=8)
-                xs = [j + (i - 1) * 0.27 for j in range(3)]
-                values = [s[p] for p in ("p50", "p90", "p99")]
-                right.bar(xs, values, 0.27, color=color, label=label)
-            left.set(ylabel="requests per second (median phase)")
-            left.tick_params(axis="x", labelsize=8)
-            right.set_xticks(range(3), ["p50", "p90", "p99"])
-            right.set(ylabel="latency, ms", title="Latency percentiles")
-            right.legend(fontsize=7)
+            series = [
+                (f"{label}: {load[n]['ratio']:.1%}", [load[n]["rps"]], color)
+                for n, (label, color) in LOAD.items()
+            ]
+            columns(left, ["requests per second (median phase)"], series, log=False)
+            series = [
+                (label, [load[n][p] for p in ("p50", "p90", "p99")], color)
+                for n, (label, color) in LOAD.items()
+            ]
+            columns(right, ["p50 ms", "p90 ms", "p99 ms"], series, log=False)
 
 
 SCALING_SERIES = [
@@ -499,13 +510,11 @@ PRUNE_SERIES = [
     ("prune_seconds", "presence.prune() in batches: total", OURS),
     ("zrem_seconds", "one ZREMRANGEBYSCORE (Redis blocked throughout)", GREY),
     ("rank_seconds", "same batches, plain ZREMRANGEBYRANK: total", PURPLE),
-    ("longest_batch_us", "prune: longest single batch (Redis blocked)", GREEN),
 ]
 
 
 class Figures(dict[str, str]):
-    """Named figures for report.md; those of a part the run skipped read
-    "not measured"."""
+    """report.md's named figures; a part the run skipped reads "not measured"."""
 
     def __missing__(self, key: str) -> str:
         if key.startswith(("pg_", "load_")):
@@ -515,57 +524,37 @@ class Figures(dict[str, str]):
 
 def write(results: dict[str, Any], out: Path) -> None:
     pr, pg, scale = (
-        results["per_request"],
-        results["per_request_postgres"],
-        results["scale"],
+        results[k] for k in ("per_request", "per_request_postgres", "scale")
     )
     f = Figures(results["environment"], **results["params"], **request_figures(pr))
     f |= why_figures(pr) | scale_figures(scale) | scale_tables(scale)
     summary = None
     if results["load"]:
-        f["load_table"], summary = load_table(results["load"])
-        w = summary["with"]
-        ok = w["ratio"] >= 0.97 and 1 / w["cpu_ratio"] >= 0.97
-        f |= {
-            "load_ratio": f"{w['ratio']:.1%}",
-            "load_rps": f"{w['rps']:,.0f}",
-            "load_without": f"{summary['without']['rps']:,.0f}",
-            "load_cpu": f"{w['cpu_ratio']:.1%}",
-            "load_low": f"{w['low']:.1%}",
-            "load_high": f"{w['high']:.1%}",
-            "load_generator": f"{max(s['generator'] for s in summary.values()):.2f}",
-            "load_pages": ", ".join(f"`{p}` {w}%" for p, w in results["load"]["pages"]),
-            "load_users": str(results["load"]["clients"]["users"]),
-            "load_guests": str(results["load"]["clients"]["guests"]),
-            "load_ok": verdict(ok),
-        }
+        load, summary = load_figures(results["load"])
+        f |= load
     if pg.get("skipped"):
         f["pg_tables"] = f"Not measured in this run: {pg['skipped']}."
     else:
         f |= request_figures(pg, "pg_")
-        tables = [cost_table(pg, MINIMAL, "× ZADD"), cost_table(pg, STACK, "÷ bare")]
+        tables = [cost_table(pg, MINIMAL, True), cost_table(pg, STACK, False)]
         f["pg_tables"] = "\n\n".join(
             [f"{pg['database']}, {pg['rounds']} rounds:", *tables]
         )
     statements = pr["counts"]["dou-user"]["statements"]
+    identity = [[k, *counts_cells(c)] for k, c in pr["identity"].items()]
     f |= {
         "minutes": f"{results['minutes']:.1f}",
         "mode": results["mode"],
         "rounds": str(pr["rounds"]),
-        "stack_table": cost_table(pr, STACK, "÷ bare request"),
-        "minimal_table": cost_table(pr, MINIMAL, "× ZADD"),
+        "stack_table": cost_table(pr, STACK, against_zadd=False),
+        "minimal_table": cost_table(pr, MINIMAL, against_zadd=True),
         "dou_statements": "\n".join(
             f"{i}. `{s[:110]}{'…' * (len(s) > 110)}`"
             for i, s in enumerate(statements, 1)
         ),
-        "identity": table(
-            ["Request", *COUNTS, "new guard set"],
-            ([k, *counts_cells(c)] for k, c in pr["identity"].items()),
-        ),
-        "guarded_steps": steps_table(pr["breakdown"]["timed"]),
-        "guarded_profile": profile_table(pr["breakdown"]["profile"]),
-        "unguarded_steps": steps_table(pr["unguarded"]["timed"]),
-        "unguarded_profile": profile_table(pr["unguarded"]["profile"]),
+        "identity": table(["Request", *COUNTS, "new guard set"], identity),
+        "guarded_breakdown": breakdown_tables(pr["breakdown"]),
+        "unguarded_breakdown": breakdown_tables(pr["unguarded"]),
     }
     charts(results, out, summary)
     text = (Path(__file__).parent / "report.md").read_text().format_map(f)
