@@ -19,8 +19,6 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-from benchmarks.common import table  # noqa: E402
-
 OURS, DOU, GREY, BLUE, PURPLE, GREEN = "#0b6e4f", "#b35806", "#6e7781", "C0", "C4", "C2"
 LABELS = {  # the rows of the per-request tables and charts, in order
     "noop-user": "a do-nothing middleware (one more link in the chain)",
@@ -91,6 +89,12 @@ def step(rows: list[list[Any]], prefix: str) -> float:
 
 
 # Tables --------------------------------------------------------------------
+
+
+def table(header: list[str], rows: Iterable[list[str]]) -> str:
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    return "\n".join(lines + ["| " + " | ".join(row) + " |" for row in rows])
+
 
 COUNTS = ["Redis commands", "SQL", "session loads", "user loads"]
 

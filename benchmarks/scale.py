@@ -1,17 +1,18 @@
 """How each cost grows with the number online: the tag, a record, a bare
 ``ZADD``, pruning, and memory per member.
 
-Sets are filled directly with pipelined ``ZADD``s, scored with the Redis
-server's clock as the app scores them, on the run's own redis-server; every
-key written is under the app's prefix and deleted again.
+Sets are filled directly with ``ZADD``s of 10,000 members, scored with the
+Redis server's clock as the app scores them, on the run's own redis-server;
+every key written is under the app's prefix and deleted again.
 """
 
 from __future__ import annotations
 
+import itertools
 import os
 import statistics
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from functools import cache
 from typing import Any
 
@@ -21,14 +22,7 @@ from django.template import Context, Template
 from redis import Redis
 
 from benchmarks import app
-from benchmarks.common import (
-    fill,
-    log_every_command,
-    per_call,
-    percentile,
-    server_now,
-    slowlog,
-)
+from benchmarks.common import per_call, percentile
 from benchmarks.per_request import counting, environ
 
 NAMES = 50  # WHOS_ONLINE_MAX_NAMES' default: the users the tag looks up
@@ -36,8 +30,20 @@ NAMES = 50  # WHOS_ONLINE_MAX_NAMES' default: the users the tag looks up
 
 @cache
 def admin() -> Redis:
-    """A client with no timeout, for sets of millions of members."""
+    """A client with no timeout, for sets of a million members."""
     return Redis.from_url(os.environ["BENCH_REDIS_URL"])
+
+
+def now() -> float:
+    seconds, micros = admin().time()
+    return float(seconds) + micros / 1e6
+
+
+def fill(key: str, members: Iterable[tuple[str, float]]) -> None:
+    """ZADD every ``(member, score)`` to ``key``, 10,000 at a time."""
+    members = iter(members)
+    while chunk := dict(itertools.islice(members, 10_000)):
+        admin().zadd(key, chunk)
 
 
 def delete_keys() -> None:
@@ -48,10 +54,8 @@ def delete_keys() -> None:
 def ensure_users(count: int) -> None:
     """Users with primary keys up to ``count``, so the tag finds names."""
     manager = get_user_model()._default_manager
-    start = manager.count() + 1
-    manager.bulk_create(
-        [manager.model(username=f"u{i}") for i in range(start, count + 1)]
-    )
+    users = range(manager.count() + 1, count + 1)
+    manager.bulk_create([manager.model(username=f"u{i}") for i in users])
 
 
 def measure_size(
@@ -60,15 +64,14 @@ def measure_size(
     """Users 1..size online, user 1 seen last (so the 50 newest exist),
     each call timed in interleaved rounds."""
     delete_keys()
-    users, now = app.key("users"), server_now(admin())
-    fill(admin(), ((users, str(pk), now - pk * 1e-4) for pk in range(1, size + 1)))
+    users, start = app.key("users"), now()
+    fill(users, ((str(pk), start - pk * 1e-4) for pk in range(1, size + 1)))
     tag, member = Template(app.TAG), str(size // 2 + 1)  # member: mid-set
-    client = Redis.from_url(os.environ["BENCH_REDIS_URL"])
     jobs: dict[str, tuple[Callable[[], object], int]] = {
         "tag": (lambda: tag.render(Context()), block),
         "snapshot": (lambda: app.snapshot(NAMES), block),
         "record": (lambda: app.record("users", member), block * 2),
-        "zadd": (lambda: client.zadd(users, {member: time.time()}), block * 2),
+        "zadd": (lambda: admin().zadd(users, {member: time.time()}), block * 2),
         "guarded": (guarded, block * 50),
     }
     for fn, _ in jobs.values():  # scripts loaded, template compiled
@@ -79,31 +82,38 @@ def measure_size(
     for round_ in range(rounds):
         for name in list(jobs)[round_ % 5 :] + list(jobs)[: round_ % 5]:
             timings[name].append(per_call(*jobs[name]))
-    usage = (admin().memory_usage(users, samples=0) or 0) / max(admin().zcard(users), 1)
+    usage = (admin().memory_usage(users, samples=0) or 0) / admin().zcard(users)
     delete_keys()
     tag_counts = {"tag_redis": counts["redis"], "tag_sql": counts["sql"]}
     return {"size": size, "timings": timings, **tag_counts, "memory_per_member": usage}
+
+
+def slowlog() -> list[tuple[bytes, int]]:
+    """Every command Redis logged, as ``(command line, µs inside Redis)``."""
+    entries: list[dict[str, Any]] = admin().slowlog_get(-1)
+    admin().slowlog_reset()
+    return [(bytes(e["command"]), int(e["duration"])) for e in entries]
 
 
 def measure_prune(size: int, repeats: int) -> dict[str, Any]:
     """``prune()`` against one ZREMRANGEBYSCORE on an identical copy, and a
     third copy pruned with the same batches as plain ZREMRANGEBYRANKs from
     Python: what batching itself costs Redis. ``size`` stale guests and 1%
-    as many online, so none may simply drop the key. SLOWLOG (every command
-    logged) gives each command's time inside Redis."""
-    client, online = admin(), max(size // 100, 1)
+    as many online, so none may simply drop the key. SLOWLOG, logging every
+    command, gives each one's time inside Redis."""
+    client, online, batch = admin(), max(size // 100, 1), app.PRUNE_BATCH
     guests, copy, ranks, source = map(app.key, ("guests", "copy", "ranks", "source"))
-    key = guests.encode()
     wall: dict[str, list[float]] = {"prune": [], "zrem": [], "rank": []}
     inside: dict[str, list[int]] = {"prune": [], "zrem": [], "rank": []}
     longest, batches, first = [], [], 0
-    log_every_command(client)
+    client.config_set("slowlog-log-slower-than", 0)
+    client.config_set("slowlog-max-len", 1_000_000)
     for repeat in range(repeats):
         delete_keys()
-        now = server_now(client)
-        stale = now - app.window() - 3600
-        fill(client, ((source, f"g{i}", stale - i * 1e-3) for i in range(size)))
-        fill(client, ((source, f"o{i}", now - i * 1e-3) for i in range(online)))
+        start = now()
+        stale = start - app.window() - 3600
+        fill(source, ((f"g{i}", stale - i * 1e-3) for i in range(size)))
+        fill(source, ((f"o{i}", start - i * 1e-3) for i in range(online)))
         # All three are COPYs: a set COPY built is laid out more compactly
         # than one ZADDs built (deleting from it took 0.8× the time).
         for name in (guests, copy, ranks):
@@ -114,29 +124,28 @@ def measure_prune(size: int, repeats: int) -> dict[str, Any]:
             "prune": app.prune,
             "zrem": lambda: client.zremrangebyscore(copy, "-inf", stale + 1),  # noqa: B023
             "rank": lambda: [
-                client.zremrangebyrank(ranks, 0, min(app.PRUNE_BATCH, size - i) - 1)
-                for i in range(0, size, app.PRUNE_BATCH)
-            ],  # fmt: skip
+                client.zremrangebyrank(ranks, 0, min(batch, size - i) - 1)
+                for i in range(0, size, batch)
+            ],
         }
-        client.slowlog_reset()
+        slowlog()
         for name in list(steps)[repeat % 3 :] + list(steps)[: repeat % 3]:
-            start = time.perf_counter()
+            began = time.perf_counter()
             steps[name]()
-            wall[name].append(time.perf_counter() - start)
-        if {client.zcard(k) for k in (guests, copy, ranks)} != {online}:
+            wall[name].append(time.perf_counter() - began)
+        if {client.zcard(name) for name in (guests, copy, ranks)} != {online}:
             raise RuntimeError(f"prune benchmark: not {online} left in each set")
-        entries = slowlog(client)
-        scripts = [us for line, us in entries if line.upper().startswith(b"EVALSHA")]
-        ours = [
-            us for line, us in entries if line.startswith(b"EVALSHA") and key in line
-        ]
+        # Redis 7 also logs the commands a script calls: pick by name and key.
+        logged = slowlog()
+        scripts = [us for line, us in logged if line.upper().startswith(b"EVALSHA")]
+        ours = [us for line, us in logged if b"EVALSHA" in line and b":guests" in line]
         first, batches = first or len(ours), batches + ours
         longest.append(max(scripts))
         inside["prune"].append(sum(scripts))
-        # Redis 7 also logs the commands a script calls: pick by key.
         for name, key in (("zrem", copy), ("rank", ranks)):
-            inside[name].append(sum(us for line, us in entries if key.encode() in line))
-    log_every_command(client, on=False)
+            inside[name].append(sum(us for line, us in logged if key.encode() in line))
+    client.config_set("slowlog-log-slower-than", 10_000)
+    client.config_set("slowlog-max-len", 128)
     delete_keys()
     return {
         "size": size,
@@ -161,22 +170,22 @@ def ipv6(i: int) -> str:
     return "2001:db8:" + ":".join(f"{p & 0xFFFF:x}" for p in parts)
 
 
-def guest_member(address: str) -> str:
-    """A guest's member as the app stores it (whatever address privacy)."""
-    return app.guest(WSGIRequest(environ("/", {}, address))).member
-
-
 def measure_memory(size: int) -> list[dict[str, Any]]:
-    """MEMORY USAGE (every element sampled) per member of each kind."""
+    """MEMORY USAGE (every element sampled) per member, as the app stores
+    each kind: guests through identify(), whatever the address privacy."""
+
+    def guest(address: str) -> str:
+        return app.guest(WSGIRequest(environ("/", {}, address))).member
+
     kinds: dict[str, tuple[str, Callable[[int], str]]] = {
         "users": ("users", lambda i: str(i + 1)),
-        "IPv4 guests": ("guests", lambda i: guest_member(ipv4(i))),
-        "IPv6 guests": ("guests", lambda i: guest_member(ipv6(i))),
+        "IPv4 guests": ("guests", lambda i: guest(ipv4(i))),
+        "IPv6 guests": ("guests", lambda i: guest(ipv6(i))),
     }
-    results, now = [], server_now(admin())
+    results, start = [], now()
     for label, (kind, member_of) in kinds.items():
         name = app.key(kind)
-        fill(admin(), ((name, member_of(i), now - i * 1e-4) for i in range(size)))
+        fill(name, ((member_of(i), start - i * 1e-4) for i in range(size)))
         count, usage = admin().zcard(name), admin().memory_usage(name, samples=0) or 0
         example = member_of(12345)
         results.append({"kind": label, "size": count, "example": example})
