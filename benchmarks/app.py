@@ -2,37 +2,27 @@
 
 The rest of benchmarks/ drives the app as a site does: requests through the
 middleware, the ``{% whos_online %}`` tag and the ``presence`` functions
-re-exported here. A few figures time one step of a request alone (the guard
-check, the client address, identifying the visitor, setting the guard); they
-need the app's internals, imported below and nowhere else, so that moving a
-module of the package means mending this file only. Import it after
-``django.setup()``.
+below. The few figures that time one step of a request alone (the guard
+check, the client address, identifying the visitor, setting the guard) need
+the app's internals: they are imported here and nowhere else, so moving a
+module of the package means mending this file only.
 """
 
 from __future__ import annotations
 
 from django.http import HttpRequest, HttpResponseBase
 
-from whos_online import presence
-
-# Internals, for the step-by-step breakdowns and the settings' values.
 from whos_online.addresses import client_address
 from whos_online.conf import conf
 from whos_online.guard import read_guard, set_guard
 from whos_online.middleware import WhosOnlineMiddleware
-from whos_online.presence import PRUNE_BATCH
+from whos_online.presence import PRUNE_BATCH, key, prune, record, snapshot
 from whos_online.visitors import Visitor, identify
 
 MIDDLEWARE = "whos_online.middleware.WhosOnlineMiddleware"
 TAG = "{% load whos_online %}{% whos_online %}"
 __all__ = ["PRUNE_BATCH", "WhosOnlineMiddleware", "client_address", "identify"]
-key = presence.key
-record = presence.record
-prune = presence.prune
-
-
-def snapshot(limit: int, guests: int = 0) -> object:
-    return presence.snapshot(limit, guest_limit=guests)
+__all__ += ["key", "prune", "record", "snapshot"]
 
 
 def guard_cookie() -> str:

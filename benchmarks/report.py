@@ -91,12 +91,8 @@ def step(rows: list[list[Any]], prefix: str) -> float:
 # Tables --------------------------------------------------------------------
 
 
-def table(header: list[str], rows: Iterable[list[str]]) -> str:
-    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    return "\n".join(lines + ["| " + " | ".join(row) + " |" for row in rows])
-
-
-COUNTS = ["Redis commands", "SQL", "session loads", "user loads"]
+def row(*cells: object) -> str:
+    return "| " + " | ".join(map(str, cells)) + " |"
 
 
 def counts_cells(c: dict[str, Any]) -> list[str]:
@@ -106,7 +102,10 @@ def counts_cells(c: dict[str, Any]) -> list[str]:
 
 def cost_table(pr: dict[str, Any], names: list[str], against_zadd: bool) -> str:
     """Each case's cost, its spread over rounds, a ratio and its counts."""
-    floor, rows = median(pr["zadd"]), []
+    floor = median(pr["zadd"])
+    ratio = "× ZADD" if against_zadd else "÷ bare request"
+    rows = [row("Variant", "µs", "IQR over rounds", ratio, *COUNTS, "sets cookie")]
+    rows.append("|---" * 9 + "|")
     for name in names:
         base = pr["baselines"][name]
         q = statistics.quantiles(diffs(pr, name), n=4) if base else []
@@ -115,82 +114,56 @@ def cost_table(pr: dict[str, Any], names: list[str], against_zadd: bool) -> str:
             x = f"{cost(pr, name) / floor:.2f}×"
         else:
             x = f"{cost(pr, name) / median(pr['means'][base]):.2%}" if base else ""
-        rows.append([LABELS[name], us(cost(pr, name)), spread, x])
-        rows[-1] += counts_cells(pr["counts"][name])
+        cells = counts_cells(pr["counts"][name])
+        rows.append(row(LABELS[name], us(cost(pr, name)), spread, x, *cells))
     if against_zadd:
-        rows.append(["bare redis-py `ZADD` round trip (the floor)", us(floor), ""])
-        rows[-1] += ["1.00×", "1 (ZADD)", "0", "0", "0", "no"]
-    ratio = "× ZADD" if against_zadd else "÷ bare request"
-    return table(
-        ["Variant", "µs", "IQR over rounds", ratio, *COUNTS, "sets cookie"], rows
-    )
+        floor_row = f"| bare redis-py `ZADD` round trip (the floor) | {us(floor)} |  "
+        rows.append(floor_row + "| 1.00× | 1 (ZADD) | 0 | 0 | 0 | no |")
+    return "\n".join(rows)
 
 
-def breakdown_tables(breakdown: dict[str, Any]) -> str:
+COUNTS = ["Redis commands", "SQL", "session loads", "user loads"]
+
+
+def breakdown_rows(breakdown: dict[str, Any]) -> tuple[str, str]:
+    """A breakdown's steps, and its cProfile's functions."""
+    # Indented steps are part of the step above them.
     steps = [
-        ["&nbsp;" * (len(s) - len(s.lstrip())) + s.strip(), f"{ns / 1000:,.2f} µs"]
+        row(s.replace("  ", "&nbsp;&nbsp;"), f"{ns / 1e3:,.2f} µs")
         for s, ns in breakdown["timed"]
     ]
     profile = [
-        [f"`{fn}`", f"{n:g}", f"{ns:,.0f} ns"] for fn, n, ns in breakdown["profile"]
+        row(f"`{f}`", f"{n:g}", f"{ns:,.0f} ns") for f, n, ns in breakdown["profile"]
     ]
-    cProfile = table(["Function", "calls per request", "own time"], profile)
-    return f"{table(['Step', 'per call'], steps)}\n\n{cProfile}"
+    return "\n".join(steps), "\n".join(profile)
 
 
-def scale_tables(scale: dict[str, Any]) -> dict[str, str]:
-    sizes, prunes = [], []
+def scale_rows(scale: dict[str, Any]) -> dict[str, str]:
+    sizes, prunes, memory = [], [], []
     for s in scale["sizes"]:
         t = {k: us(median(v)) for k, v in s["timings"].items()}
         trips = f"{len(s['tag_redis'])} ({', '.join(s['tag_redis'])}) / {s['tag_sql']}"
-        sizes.append([f"{s['size']:,}", t["tag"], trips, t["snapshot"], t["record"]])
-        sizes[-1] += [t["zadd"], t["guarded"], f"{s['memory_per_member']:.0f} B"]
+        sizes.append(
+            f"| {s['size']:,} | {t['tag']} | {trips} | {t['snapshot']} | {t['record']} "
+            f"| {t['zadd']} | {t['guarded']} | {s['memory_per_member']:.0f} B |"
+        )
     for p in scale["prunes"]:
         wall = {k: median(p[f"{k}_seconds"]) for k in ("prune", "zrem", "rank")}
-        cells = [f"{ms(wall[k])} ({p[f'{k}_server_us'] / 1000:.1f} ms)" for k in wall]
-        batch = [
-            f"{p[k] / 1000:.2f} ms" for k in ("median_batch_us", "longest_batch_us")
+        cells = [f"{ms(wall[k])} ({p[f'{k}_server_us'] / 1e3:.1f} ms)" for k in wall]
+        ratio = f"{wall['prune'] / wall['zrem']:.2f}×"
+        batches = [
+            f"{p[k] / 1e3:.2f} ms" for k in ("median_batch_us", "longest_batch_us")
         ]
-        prunes.append([f"{p['size']:,} (+{p['online']:,} online)", *cells[:2]])
-        prunes[-1] += [
-            f"{wall['prune'] / wall['zrem']:.2f}×",
-            cells[2],
-            str(p["batches"]),
-            *batch,
-        ]
-    memory = [
-        [
-            m["kind"],
-            f"`{m['example']}`",
-            f"{m['size']:,}",
-            f"{m['bytes_per_member']:.0f} B",
-        ]
-        + [f"{m['bytes_per_member'] * 1e6 / 2**20:.0f} MiB"]
-        for m in scale["memory"]
-    ]
-    head = [
-        "members online",
-        "tag render",
-        "tag round trips / SQL",
-        "snapshot",
-        "record",
-    ]
-    prune = [
-        "stale members",
-        "prune (in Redis)",
-        "ZREMRANGEBYSCORE (in Redis)",
-        "ratio",
-    ]
-    prune += ["same batches, plain ZREMRANGEBYRANK", "batches", "median batch"]
-    return {
-        "scaling_table": table(
-            [*head, "bare ZADD", "guarded call", "memory per member"], sizes
-        ),
-        "prune_table": table([*prune, "longest batch"], prunes),
-        "memory_table": table(
-            ["kind", "example member", "members", "per member", "per million"], memory
-        ),
-    }
+        size = f"{p['size']:,} (+{p['online']:,} online)"
+        prunes.append(row(size, *cells[:2], ratio, cells[2], p["batches"], *batches))
+    for m in scale["memory"]:
+        size, mib = m["bytes_per_member"], m["bytes_per_member"] * 1e6 / 2**20
+        memory.append(
+            f"| {m['kind']} | `{m['example']}` | {m['size']:,} | {size:.0f} B "
+            f"| {mib:.0f} MiB |"
+        )
+    tables = {"scaling_rows": sizes, "prune_rows": prunes, "memory_rows": memory}
+    return {name: "\n".join(rows) for name, rows in tables.items()}
 
 
 LOAD = {  # server: label, colour
@@ -201,7 +174,7 @@ LOAD = {  # server: label, colour
 
 
 def load_figures(load: dict[str, Any]) -> tuple[dict[str, str], dict[str, Any]]:
-    """The load test's table and figures, and per server: req/s, ratios, CPU."""
+    """The load test's rows and figures, and per server: req/s, ratios, CPU."""
     summary, rows, without = {}, [], load["phases"]["without"]
     for name, phases in load["phases"].items():
         pairs = zip(phases, without, strict=True)
@@ -217,22 +190,15 @@ def load_figures(load: dict[str, Any]) -> tuple[dict[str, str], dict[str, Any]]:
             **load["latency"][name],
         }
         s["cpu_ratio"] = s["cpu"] / summary["without"]["cpu"]
-        rows.append([LOAD[name][0], f"{s['rps']:,.0f}", f"{s['ratio']:.1%}"])
-        rows[-1] += [f"{s[p]:.1f}" for p in ("p50", "p90", "p99")]
-        rows[-1] += [f"{s['cpu'] / 1000:,.2f} ms", f"{s['cpu_ratio']:.1%}"]
-        rows[-1].append(str(sum(p["errors"] for p in phases)))
-    header = [
-        "Server",
-        "req/s (median phase)",
-        "÷ without",
-        "p50 ms",
-        "p90 ms",
-        "p99 ms",
-    ]
-    header += ["server CPU per request", "÷ without", "errors"]
+        errors = sum(p["errors"] for p in phases)
+        rows.append(
+            f"| {LOAD[name][0]} | {s['rps']:,.0f} | {s['ratio']:.1%} | {s['p50']:.1f} "
+            f"| {s['p90']:.1f} | {s['p99']:.1f} | {s['cpu'] / 1e3:,.2f} ms "
+            f"| {s['cpu_ratio']:.1%} | {errors} |"
+        )
     w = summary["with"]
     return {
-        "load_table": table(header, rows),
+        "load_rows": "\n".join(rows),
         "load_ratio": f"{w['ratio']:.1%}",
         "load_rps": f"{w['rps']:,.0f}",
         "load_without": f"{summary['without']['rps']:,.0f}",
@@ -531,7 +497,7 @@ def write(results: dict[str, Any], out: Path) -> None:
         results[k] for k in ("per_request", "per_request_postgres", "scale")
     )
     f = Figures(results["environment"], **results["params"], **request_figures(pr))
-    f |= why_figures(pr) | scale_figures(scale) | scale_tables(scale)
+    f |= why_figures(pr) | scale_figures(scale) | scale_rows(scale)
     summary = None
     if results["load"]:
         load, summary = load_figures(results["load"])
@@ -545,7 +511,11 @@ def write(results: dict[str, Any], out: Path) -> None:
             [f"{pg['database']}, {pg['rounds']} rounds:", *tables]
         )
     statements = pr["counts"]["dou-user"]["statements"]
-    identity = [[k, *counts_cells(c)] for k, c in pr["identity"].items()]
+    identity = [row(k, *counts_cells(c)) for k, c in pr["identity"].items()]
+    guarded, unguarded = (
+        breakdown_rows(pr["breakdown"]),
+        breakdown_rows(pr["unguarded"]),
+    )
     f |= {
         "minutes": f"{results['minutes']:.1f}",
         "mode": results["mode"],
@@ -556,9 +526,11 @@ def write(results: dict[str, Any], out: Path) -> None:
             f"{i}. `{s[:110]}{'…' * (len(s) > 110)}`"
             for i, s in enumerate(statements, 1)
         ),
-        "identity": table(["Request", *COUNTS, "new guard set"], identity),
-        "guarded_breakdown": breakdown_tables(pr["breakdown"]),
-        "unguarded_breakdown": breakdown_tables(pr["unguarded"]),
+        "identity_rows": "\n".join(identity),
+        "guarded_steps": guarded[0],
+        "guarded_profile": guarded[1],
+        "unguarded_steps": unguarded[0],
+        "unguarded_profile": unguarded[1],
     }
     charts(results, out, summary)
     text = (Path(__file__).parent / "report.md").read_text().format_map(f)
