@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import os
 
-from example_project.settings import *  # noqa: F403
+from example_project.settings import *  # type: ignore[import-untyped]  # noqa: F403
 from example_project.settings import MIDDLEWARE
 
 DEBUG = False

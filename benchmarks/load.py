@@ -67,8 +67,10 @@ class Client:
             headers["Content-Type"] = "application/x-www-form-urlencoded"
         for retry in (False, True):  # the server may close an idle connection
             if self.conn is None:
-                self.conn = http.client.HTTPConnection("127.0.0.1", self.port, 30)
-                self.conn.source_address = (self.source, 0)
+                address = (self.source, 0)
+                self.conn = http.client.HTTPConnection(
+                    "127.0.0.1", self.port, 30, address
+                )
             try:
                 body = urlencode(form).encode() if form else None
                 self.conn.request("POST" if form else "GET", path, body, headers)

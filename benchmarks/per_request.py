@@ -24,7 +24,7 @@ import random
 import statistics
 import time
 import timeit
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import ExitStack, contextmanager
 from typing import Any, NamedTuple
 from unittest import mock
@@ -143,9 +143,9 @@ BY_NAME = {case.name: case for case in CASES}
 
 
 def handler(stack: str, extra: str) -> WSGIHandler:
-    chain = list(STACKS[stack])
-    if EXTRA[extra]:
-        chain.insert(chain.index(AUTH) + 1, EXTRA[extra])
+    chain, middleware = list(STACKS[stack]), EXTRA[extra]
+    if middleware:
+        chain.insert(chain.index(AUTH) + 1, middleware)
     with override_settings(MIDDLEWARE=chain):
         return WSGIHandler()
 
@@ -286,7 +286,9 @@ def timed(steps: dict[str, Callable[[], object]], number: int) -> list[list[Any]
     return [[label, ns(fn) / number] for label, fn in steps.items()]
 
 
-def profiled(requests: list[HttpRequest], call: Callable[[HttpRequest], object]) -> Any:
+def profiled(
+    requests: Sequence[HttpRequest], call: Callable[[HttpRequest], object]
+) -> Any:
     """The twelve functions with most own time per request (cProfile)."""
     profiler = cProfile.Profile()
     profiler.runcall(lambda: [call(request) for request in requests])
@@ -327,7 +329,7 @@ def unguarded_breakdown(world: World, number: int) -> dict[str, Any]:
     """Where an unguarded guest's time goes: the round trip, the script's
     own time inside Redis, and the Python around it."""
     client, floor, address = get_redis_connection(), app.key("floor"), ADDRESS["guest"]
-    entering = (("guests", f"10.{n >> 8 & 255}.{n & 255}.1") for n in itertools.count())
+    entering = (f"10.{n >> 8 & 255}.{n & 255}.1" for n in itertools.count())
     with spy(Redis, "execute_command") as sent:
         app.record("guests", address)
     script_args = sent.call_args.args[3:]  # self, "EVALSHA", sha, then these
@@ -340,7 +342,9 @@ def unguarded_breakdown(world: World, number: int) -> dict[str, Any]:
         "bare ZADD round trip": lambda: client.zadd(floor, {"m": time.time()}),
         empty: lambda: client.execute_command("EVALSHA", noop, *script_args),
         "record(): the script's round trip": lambda: app.record("guests", address),
-        "record() of a guest entering the window": lambda: app.record(*next(entering)),
+        "record() of a guest entering the window": lambda: app.record(
+            "guests", next(entering)
+        ),
         "identify(request), guest": lambda: app.identify(request),
         "set_guard(response, ...), guest": lambda: app.set_guest_guard(*guard_args),
     }
@@ -366,7 +370,8 @@ def guarded_call(world: World) -> Callable[[], object]:
     """A guarded user's whole middleware call, the view stubbed out."""
     world.renew_guards()
     request = world.prepared("ours-user-guarded")
-    middleware = app.WhosOnlineMiddleware(lambda request: None)
+    response = HttpResponse()
+    middleware = app.WhosOnlineMiddleware(lambda request: response)
     return lambda: middleware(request)
 
 
@@ -390,11 +395,11 @@ def measure(rounds: int, cheap_block: int, dear_block: int) -> dict[str, Any]:
         jobs: list[Case | None] = [*CASES, None]
         rng.shuffle(jobs)
         gc.disable()
-        for case in jobs:
-            if case is None:
+        for job in jobs:
+            if job is None:
                 zadd.append(per_call(bare_zadd, dear_block))
             else:
-                means[case.name].append(world.run(case, blocks[case.name]))
+                means[job.name].append(world.run(job, blocks[job.name]))
         gc.enable()
         gc.collect()
     gc.unfreeze()

@@ -168,7 +168,8 @@ def main() -> None:
 
         params = params | {"rounds": int(os.environ["BENCH_ROUNDS"])}
         result = request_costs(params)
-        result["database"] = f"PostgreSQL {connection.pg_version // 10000}"
+        version = connection.pg_version  # type: ignore[attr-defined]
+        result["database"] = f"PostgreSQL {version // 10000}"
         args.per_request_only.write_text(json.dumps(result))
         return
     if args.from_json:

@@ -105,7 +105,9 @@ def measure_prune(size: int, repeats: int) -> dict[str, Any]:
     guests, copy, ranks, source = map(app.key, ("guests", "copy", "ranks", "source"))
     wall: dict[str, list[float]] = {"prune": [], "zrem": [], "rank": []}
     inside: dict[str, list[int]] = {"prune": [], "zrem": [], "rank": []}
-    longest, batches, first = [], [], 0
+    longest: list[int] = []
+    batches: list[int] = []
+    first = 0
     client.config_set("slowlog-log-slower-than", 0)
     client.config_set("slowlog-max-len", 1_000_000)
     for repeat in range(repeats):
