@@ -1,159 +1,115 @@
-"""A small closed-loop load generator with browser-like clients.
+"""The example project under gunicorn, with and without the middleware.
 
-Each client holds one keep-alive connection from a loopback source address
-of its own (127.0.x.y, so each guest is a different guest), keeps every
-cookie the server sets, as a browser does, and either logs in through the
-login form (CSRF token and all) or stays a guest. It then browses: request a
-page, read it whole, request the next, with no pause, until the phase ends.
-A client may be told to drop the guard cookie, to measure the worst case in
-which every request is recorded.
+Three servers run at once, each one worker with one thread (a keep-alive
+connection stays with the worker that accepted it, so with several the split
+of clients is luck): without ``WhosOnlineMiddleware``, with it, and with it
+for clients that drop the guard cookie, so every request records. Each
+client keeps one connection from a loopback address of its own (each guest
+is a different guest), keeps the cookies the server sets, as a browser
+does, logs in through the login form or stays a guest, then requests page
+after page without pause until the phase ends.
 
-Everything is sent to 127.0.0.1; every loop is bounded by a deadline.
+``python -m benchmarks.load N`` prepares the example project's database
+(migrations, the demo users and N readers); run() runs it in a child with
+the servers' environment.
 """
 
 from __future__ import annotations
 
+import contextlib
 import http.client
+import os
 import random
 import re
+import subprocess
+import sys
 import threading
 import time
-import urllib.parse
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.cookies import SimpleCookie
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlencode
+
+from benchmarks import servers
+from benchmarks.common import ROOT, log, percentile
 
 BROWSER = "Mozilla/5.0 (X11; Linux x86_64; rv:128.0) Gecko/20100101 Firefox/128.0"
-CSRF_INPUT = re.compile(rb'name="csrfmiddlewaretoken" value="([^"]+)"')
-
-# What a reader of the demo forum opens, with weights.
-PAGES: list[tuple[str, int]] = [
-    ("/", 30),
-    ("/forum/", 25),
-    ("/forum/1/", 8),
-    ("/forum/2/", 8),
-    ("/forum/3/", 5),
-    ("/forum/4/", 4),
-    ("/about/", 10),
-    ("/members/", 10),
-]
-
-
-class ClientError(RuntimeError):
-    pass
+CSRF = re.compile(rb'name="csrfmiddlewaretoken" value="([^"]+)"')
+PASSWORD = "whos-online"  # the demo users'
+USERS = ["alice", "bob", "carol", *(f"reader{i}" for i in range(1, 10))]
+GUESTS = 8
+PAGES = {"/": 30, "/forum/": 25, "/forum/1/": 8, "/forum/2/": 8, "/forum/3/": 5}
+PAGES |= {"/forum/4/": 4, "/about/": 10, "/members/": 10}
+WEIGHTS = list(PAGES.values())
+# Server: (whether it has the middleware, whether its clients drop the guard).
+SERVERS = {"without": ("0", False), "with": ("1", False), "with-noguard": ("1", True)}
 
 
 @dataclass
 class Client:
     port: int
-    source: str
+    source: str  # the loopback address it connects from
     username: str | None  # None: a guest
-    password: str = ""
-    drop_cookie: str = ""  # a cookie never kept (the guard, for the worst case)
-    seed: int = 0
+    drop: str  # a cookie it never keeps
     cookies: dict[str, str] = field(default_factory=dict)
     latencies: list[float] = field(default_factory=list)
     errors: int = 0
-    _conn: http.client.HTTPConnection | None = None
-
-    def _connection(self) -> http.client.HTTPConnection:
-        if self._conn is None:
-            self._conn = http.client.HTTPConnection(
-                "127.0.0.1", self.port, timeout=30, source_address=(self.source, 0)
-            )
-        return self._conn
-
-    def close(self) -> None:
-        if self._conn is not None:
-            self._conn.close()
-            self._conn = None
+    conn: http.client.HTTPConnection | None = None
 
     def request(
-        self,
-        method: str,
-        path: str,
-        body: bytes | None = None,
-        headers: dict[str, str] | None = None,
+        self, path: str, form: dict[str, str] | None = None
     ) -> tuple[int, bytes]:
-        headers = {
-            "Host": f"127.0.0.1:{self.port}",
-            "User-Agent": BROWSER,
-            "Accept": "text/html",
-            **(headers or {}),
-        }
-        if self.cookies:
-            headers["Cookie"] = "; ".join(f"{k}={v}" for k, v in self.cookies.items())
-        for attempt in range(2):
-            conn = self._connection()
+        cookie = "; ".join(f"{k}={v}" for k, v in self.cookies.items())
+        headers = {"User-Agent": BROWSER, "Cookie": cookie}
+        if form:
+            headers["Content-Type"] = "application/x-www-form-urlencoded"
+        for retry in (False, True):  # the server may close an idle connection
+            if self.conn is None:
+                address = (self.source, 0)
+                self.conn = http.client.HTTPConnection(
+                    "127.0.0.1", self.port, 30, address
+                )
             try:
-                conn.request(method, path, body=body, headers=headers)
-                response = conn.getresponse()
+                body = urlencode(form).encode() if form else None
+                self.conn.request("POST" if form else "GET", path, body, headers)
+                response = self.conn.getresponse()
                 data = response.read()
+                break
             except (http.client.HTTPException, ConnectionError):
-                # The server closed an idle keep-alive connection: reconnect once.
-                self.close()
-                if attempt:
+                self.conn.close()
+                self.conn = None
+                if retry:
                     raise
-                continue
-            for header in response.headers.get_all("Set-Cookie") or []:
-                self._keep(header)
-            if response.getheader("Connection", "").lower() == "close":
-                self.close()
-            return response.status, data
-        raise ClientError("unreachable")
-
-    def _keep(self, header: str) -> None:
-        jar: SimpleCookie = SimpleCookie()
-        jar.load(header)
-        for name, morsel in jar.items():
-            if name == self.drop_cookie:
-                continue
-            if morsel["max-age"] == "0" or morsel.value == "":
-                self.cookies.pop(name, None)
-            else:
-                self.cookies[name] = morsel.coded_value
+        for header in response.headers.get_all("Set-Cookie") or []:
+            for name, morsel in SimpleCookie(header).items():
+                if morsel["max-age"] == "0" or not morsel.value:
+                    self.cookies.pop(name, None)
+                elif name != self.drop:
+                    self.cookies[name] = morsel.coded_value
+        return response.status, data
 
     def log_in(self) -> None:
         if self.username is None:
-            status, _ = self.request("GET", "/")
-            if status != 200:
-                raise ClientError(f"GET / answered {status}")
-            return
-        status, page = self.request("GET", "/accounts/login/")
-        match = CSRF_INPUT.search(page)
-        if status != 200 or match is None:
-            raise ClientError(f"login page answered {status} without a CSRF token")
-        form = urllib.parse.urlencode(
-            {
-                "csrfmiddlewaretoken": match.group(1).decode(),
-                "username": self.username,
-                "password": self.password,
-                "next": "/",
-            }
-        ).encode()
-        status, _ = self.request(
-            "POST",
-            "/accounts/login/",
-            body=form,
-            headers={"Content-Type": "application/x-www-form-urlencoded"},
-        )
-        if status != 302:
-            raise ClientError(f"logging in as {self.username} answered {status}")
+            status, expected = self.request("/")[0], 200
+        else:
+            token = CSRF.search(self.request("/accounts/login/")[1])
+            assert token, "the login page has no CSRF token"
+            form = {"csrfmiddlewaretoken": token[1].decode(), "password": PASSWORD}
+            form |= {"username": self.username, "next": "/"}
+            status, expected = self.request("/accounts/login/", form)[0], 302
+        if status != expected:
+            raise RuntimeError(f"logging in as {self.username} answered {status}")
 
     def browse(self, deadline: float, record: bool) -> None:
-        rng = random.Random(self.seed)
-        paths = [path for path, _ in PAGES]
-        weights = [weight for _, weight in PAGES]
-        while True:
-            path = rng.choices(paths, weights)[0]
-            start = time.perf_counter()
-            if start >= deadline:
-                return
+        rng = random.Random(self.source)
+        while (start := time.perf_counter()) < deadline:
             try:
-                status, _ = self.request("GET", path)
+                status = self.request(rng.choices(list(PAGES), WEIGHTS)[0])[0]
             except (OSError, http.client.HTTPException):
                 status = 0
-            end = time.perf_counter()
-            if end > deadline:
+            if (end := time.perf_counter()) > deadline:
                 return  # finished after the bell: not counted
             if status != 200:
                 self.errors += 1
@@ -161,79 +117,113 @@ class Client:
                 self.latencies.append(end - start)
 
 
-@dataclass
-class Phase:
-    seconds: float
-    requests: int
-    errors: int
-    latencies: list[float]
-    generator_cpu: float  # CPU seconds the generator itself used
-
-    @property
-    def rps(self) -> float:
-        return self.requests / self.seconds
-
-
-def make_clients(
-    port: int,
-    users: list[str],
-    guests: int,
-    password: str,
-    first_source: int,
-    drop_cookie: str = "",
-) -> list[Client]:
-    clients = []
-    for n, username in enumerate([*users, *[None] * guests], start=1):
-        host = first_source + n
-        source = f"127.0.{host // 250 % 250}.{host % 250 + 2}"
-        clients.append(
-            Client(
-                port=port,
-                source=source,
-                username=username,
-                password=password,
-                drop_cookie=drop_cookie,
-                seed=host,
-            )
-        )
-    return clients
-
-
-def run_threads(clients: list[Client], target: str, *args: object) -> None:
+def in_threads(clients: list[Client], work: Callable[[Client], None]) -> None:
     errors: list[BaseException] = []
 
-    def work(client: Client) -> None:
+    def run(client: Client) -> None:
         try:
-            getattr(client, target)(*args)
-        except BaseException as exc:  # reported below, in the main thread
+            work(client)
+        except BaseException as exc:  # raised below, in the main thread
             errors.append(exc)
 
-    threads = [threading.Thread(target=work, args=(c,), daemon=True) for c in clients]
+    threads = [threading.Thread(target=run, args=(c,), daemon=True) for c in clients]
     for thread in threads:
         thread.start()
     for thread in threads:
         thread.join(timeout=120)
     if errors:
-        raise ClientError(f"{len(errors)} clients failed, first: {errors[0]!r}")
+        raise RuntimeError(f"{len(errors)} clients failed, first: {errors[0]!r}")
 
 
-def log_in_all(clients: list[Client]) -> None:
-    run_threads(clients, "log_in")
-
-
-def phase(clients: list[Client], seconds: float, record: bool = True) -> Phase:
-    """All clients browse for ``seconds``; what completed in that time."""
+def phase(clients: list[Client], seconds: float, record: bool = True) -> list[float]:
+    """All clients browse for ``seconds``; the latencies of what completed."""
     for client in clients:
-        client.latencies = []
-        client.errors = 0
-    cpu = time.process_time()
+        client.latencies, client.errors = [], 0
     deadline = time.perf_counter() + seconds
-    run_threads(clients, "browse", deadline, record)
-    latencies = [x for client in clients for x in client.latencies]
-    return Phase(
-        seconds=seconds,
-        requests=len(latencies),
-        errors=sum(client.errors for client in clients),
-        latencies=latencies,
-        generator_cpu=time.process_time() - cpu,
-    )
+    in_threads(clients, lambda client: client.browse(deadline, record))
+    return [latency for client in clients for latency in client.latencies]
+
+
+def process_cpu(pid: int) -> float:
+    """CPU seconds used so far by ``pid`` and its children (the worker)."""
+    total = 0.0
+    for entry in Path("/proc").iterdir():
+        with contextlib.suppress(OSError, ValueError, IndexError):
+            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+            if pid in (int(entry.name), int(fields[1])):
+                total += (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    return total
+
+
+def latency(values: list[float]) -> dict[str, float]:
+    """p50, p90 and p99 in milliseconds."""
+    return {f"p{q}": percentile(values, q) * 1000 for q in (50, 90, 99)}
+
+
+def run(workdir: Path, redis_url: str, rounds: int, seconds: float) -> dict[str, Any]:
+    from benchmarks import app
+
+    env = {
+        "BENCH_DB": str(workdir / "example.sqlite3"),
+        "REDIS_URL": redis_url,
+        "DJANGO_SETTINGS_MODULE": "benchmarks.example_settings",
+        "PYTHONPATH": f"{ROOT}{os.pathsep}{ROOT / 'example_project'}",
+    }
+    prepare = [sys.executable, "-m", "benchmarks.load", str(len(USERS) - 3)]
+    subprocess.run(prepare, cwd=ROOT, env=os.environ | env, check=True)
+    phases: dict[str, list[dict[str, Any]]] = {name: [] for name in SERVERS}
+    pooled: dict[str, list[float]] = {name: [] for name in SERVERS}
+    with contextlib.ExitStack() as stack:
+        pids, clients = {}, {}
+        for n, (name, (middleware, drops)) in enumerate(SERVERS.items(), start=1):
+            port, log_file = servers.free_port(), workdir / f"gunicorn-{name}.log"
+            server_env = env | {"BENCH_WHOS_ONLINE_MIDDLEWARE": middleware}
+            pids[name] = stack.enter_context(
+                servers.gunicorn(port, server_env, log_file)
+            )
+            drop = app.guard_cookie() if drops else ""
+            visitors = enumerate([*USERS, *[None] * GUESTS], start=2)
+            clients[name] = [
+                Client(port, f"127.0.{n}.{i}", v, drop) for i, v in visitors
+            ]
+            log(f"  {name}: {len(clients[name])} clients log in")
+            in_threads(clients[name], Client.log_in)
+            phase(clients[name], min(3.0, seconds), record=False)
+        for round_ in range(rounds):
+            for name in list(SERVERS)[:: -1 if round_ % 2 else 1]:
+                cpu, generator = process_cpu(pids[name]), time.process_time()
+                latencies = phase(clients[name], seconds)
+                errors = sum(client.errors for client in clients[name])
+                log(
+                    f"  round {round_ + 1} {name}: {len(latencies) / seconds:.0f} req/s"
+                )
+                pooled[name] += latencies
+                phases[name].append(
+                    {"seconds": seconds, "requests": len(latencies), "errors": errors}
+                    | {"server_cpu": process_cpu(pids[name]) - cpu}
+                    | {"generator_cpu": time.process_time() - generator}
+                    | latency(latencies)
+                )
+    return {
+        "phases": phases,
+        "latency": {name: latency(values) for name, values in pooled.items()},
+        "clients": {"users": len(USERS), "guests": GUESTS},
+        "pages": list(PAGES.items()),
+    }
+
+
+if __name__ == "__main__":
+    import django
+
+    django.setup()
+    from django.contrib.auth import get_user_model
+    from django.core.management import call_command
+
+    call_command("migrate", verbosity=0)
+    call_command("create_demo_users", verbosity=0)
+    for i in range(1, int(sys.argv[1]) + 1):
+        manager = get_user_model()._default_manager
+        user, created = manager.get_or_create(username=f"reader{i}")
+        if created:
+            user.set_password(PASSWORD)
+            user.save()

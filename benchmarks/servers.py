@@ -1,9 +1,8 @@
-"""The processes a benchmark run starts, and stops again whatever happens.
-
-A private redis-server on a free loopback port (so no other data is touched
-and nothing else competes for it), and gunicorn serving the example project.
-Each runs in a process group of its own and is ended by its id.
-"""
+"""What a run starts or creates, and stops or drops again whatever happens:
+a private redis-server on a free loopback port (so no other data is touched
+and nothing else competes for it), gunicorn serving the example project, and
+a PostgreSQL database of the run's own. Processes run in process groups of
+their own and are ended by their id."""
 
 from __future__ import annotations
 
@@ -16,8 +15,13 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+from benchmarks.common import ROOT
+
+POSTGRES = urlsplit(os.environ.get("BENCH_POSTGRES", "postgresql://postgres@127.0.0.1"))
 
 
 def free_port() -> int:
@@ -26,95 +30,87 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-def wait_for_port(port: int, process: subprocess.Popen[bytes], timeout: float) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise RuntimeError(
-                f"process {process.args!r} exited with {process.returncode}"
-            )
-        try:
-            with socket.create_connection(("127.0.0.1", port), timeout=0.2):
-                return
-        except OSError:
-            time.sleep(0.05)
-    raise RuntimeError(f"nothing listens on port {port} after {timeout}s")
-
-
-def stop(process: subprocess.Popen[bytes]) -> None:
-    """SIGTERM the process group, then SIGKILL it if it lingers."""
-    if process.poll() is not None:
-        return
+@contextlib.contextmanager
+def process(command: list[str], port: int, log: Path, **kw: Any) -> Iterator[int]:
+    """Run ``command`` (found on PATH or beside this Python) until the block
+    ends, once ``port`` answers; yields its process id."""
+    found = shutil.which(command[0], path=f"{Path(sys.executable).parent}:{os.defpath}")
+    if found is None:
+        raise RuntimeError(f"{command[0]} is not installed")
+    with log.open("wb") as out:
+        proc = subprocess.Popen(
+            [found, *command[1:]], start_new_session=True, stdout=out, stderr=out, **kw
+        )
     try:
-        os.killpg(process.pid, signal.SIGTERM)
-        process.wait(timeout=10)
-    except (ProcessLookupError, subprocess.TimeoutExpired):
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(process.pid, signal.SIGKILL)
-        process.wait(timeout=10)
+        deadline = time.monotonic() + 60
+        while proc.poll() is None and time.monotonic() < deadline:
+            with contextlib.suppress(OSError):
+                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+                break
+            time.sleep(0.05)
+        else:
+            raise RuntimeError(f"{command[0]} did not answer on {port}, see {log}")
+        yield proc.pid
+    finally:
+        for sig in (signal.SIGTERM, signal.SIGKILL):
+            with contextlib.suppress(ProcessLookupError, subprocess.TimeoutExpired):
+                os.killpg(proc.pid, sig)
+                proc.wait(timeout=10)
+                break
 
 
-@contextmanager
+@contextlib.contextmanager
 def redis_server(workdir: Path) -> Iterator[str]:
     """A redis-server of our own, with no persistence; yields its URL."""
-    binary = shutil.which("redis-server")
-    if binary is None:
-        raise RuntimeError(
-            "redis-server is not installed (apt-get install redis-server)"
-        )
     port = free_port()
-    process = subprocess.Popen(
-        [
-            binary,
-            "--bind", "127.0.0.1",
-            "--port", str(port),
-            "--save", "",
-            "--appendonly", "no",
-            "--dir", str(workdir),
-            "--logfile", str(workdir / "redis.log"),
-        ],
-        start_new_session=True,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )  # fmt: skip
-    try:
-        wait_for_port(port, process, timeout=10)
+    options = ["--port", str(port), "--save", "", "--appendonly", "no"]
+    options += ["--bind", "127.0.0.1", "--dir", str(workdir)]
+    with process(["redis-server", *options], port, workdir / "redis.log"):
         yield f"redis://127.0.0.1:{port}/0"
-    finally:
-        stop(process)
 
 
-@contextmanager
-def gunicorn(
-    root: Path, port: int, env: dict[str, str], workers: int, threads: int, log: Path
-) -> Iterator[subprocess.Popen[bytes]]:
-    """gunicorn serving example_project.wsgi on 127.0.0.1:port."""
-    binary = shutil.which("gunicorn", path=str(Path(sys.executable).parent))
-    if binary is None:
-        raise RuntimeError(
-            "gunicorn is not installed (pip install -r requirements/bench.txt)"
-        )
-    with log.open("wb") as out:
-        process = subprocess.Popen(
-            [
-                binary,
-                "--bind", f"127.0.0.1:{port}",
-                "--workers", str(workers),
-                "--worker-class", "gthread",
-                "--threads", str(threads),
-                "--keep-alive", "30",
-                "--pythonpath", f"{root},{root / 'example_project'}",
-                "--log-level", "warning",
-                "example_project.wsgi:application",
-            ],
-            cwd=root / "example_project",
-            env={**os.environ, **env},
-            start_new_session=True,
-            stdout=out,
-            stderr=subprocess.STDOUT,
-        )  # fmt: skip
+@contextlib.contextmanager
+def gunicorn(port: int, env: dict[str, str], log: Path) -> Iterator[int]:
+    """One gunicorn worker with one thread serving the example project (see
+    benchmarks/load.py for why one); yields its process id."""
+    project = ROOT / "example_project"
+    command = ["gunicorn", "--bind", f"127.0.0.1:{port}", "--workers", "1"]
+    command += ["--worker-class", "gthread", "--threads", "1", "--keep-alive", "30"]
+    command += ["--pythonpath", f"{ROOT},{project}", "--log-level", "warning"]
+    command += ["example_project.wsgi:application"]
+    with process(command, port, log, cwd=project, env=os.environ | env) as pid:
+        yield pid
+
+
+def postgres() -> dict[str, Any]:
+    """How to reach the PostgreSQL server ``BENCH_POSTGRES`` names."""
+    url = POSTGRES
+    names = {"host": url.hostname, "port": url.port or 5432, "user": url.username}
+    return names | {"password": url.password}
+
+
+def postgres_missing() -> str | None:
+    """Why PostgreSQL cannot be used here, or ``None`` if it can."""
     try:
-        wait_for_port(port, process, timeout=60)
-        yield process
-    finally:
-        stop(process)
+        import psycopg
+
+        psycopg.connect(dbname="postgres", connect_timeout=2, **postgres()).close()
+    except ImportError:
+        return "psycopg is not installed (requirements/bench.txt installs it)"
+    except psycopg.Error as exc:
+        return f"no PostgreSQL server answered at {POSTGRES.netloc} ({exc})"
+    return None
+
+
+@contextlib.contextmanager
+def postgres_database() -> Iterator[str]:
+    """A database of this run's own, dropped afterwards."""
+    import psycopg
+
+    name = f"whos_online_bench_{os.getpid()}"
+    with psycopg.connect(dbname="postgres", autocommit=True, **postgres()) as admin:
+        admin.execute(f'CREATE DATABASE "{name}"')
+        try:
+            yield name
+        finally:
+            admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
