@@ -74,7 +74,8 @@ def test_every_filter_is_in_the_template_tags_page(name: str) -> None:
 
 @pytest.mark.parametrize("route", ENDPOINTS)
 def test_every_endpoint_is_in_the_endpoints_page(route: str) -> None:
-    assert f"| `{route}` |" in read("docs/endpoints.md")
+    shown = route or "/"  # the include's own path
+    assert f"| `{shown}`" in read("docs/endpoints.md")
 
 
 @pytest.mark.parametrize("command", COMMANDS)

@@ -8,6 +8,7 @@ from django.urls import include, path
 from django.views import View
 from django.views.decorators.cache import cache_page
 
+from whos_online.locations import LocationMixin, location
 from whos_online.rooms import RoomMixin, records_room
 
 
@@ -87,7 +88,21 @@ def busy_page(request: HttpRequest) -> HttpResponse:
     return HttpResponse(template.render({}, request))
 
 
+@location("Reading the forum")
+def forum(request: HttpRequest) -> HttpResponse:
+    return HttpResponse("the forum")
+
+
+class Members(LocationMixin, View):
+    location = "Looking at the members"
+
+    def get(self, request: HttpRequest) -> HttpResponse:
+        return HttpResponse("the members")
+
+
 urlpatterns = [
+    path("forum/", forum),
+    path("members/", Members.as_view()),
     path("busy-page/", busy_page),
     path("cached/", cached),
     path("room-widget/<str:room>/", widget_of_room),
@@ -95,7 +110,7 @@ urlpatterns = [
     path("widget/", widget),
     path("login/<int:pk>/", log_in),
     path("logout/", log_out),
-    path("thread/<int:pk>/", thread),
+    path("thread/<int:pk>/", thread, name="thread"),
     path("async-thread/<int:pk>/", async_thread),
     path("topic/<int:pk>/", Topic.as_view()),
     path("bad-room/", bad_room),

@@ -111,6 +111,11 @@ class Settings:
         return getattr(settings, "WHOS_ONLINE_SNAPSHOT_MAX_AGE", 0)
 
     @property
+    def LOCATIONS(self) -> dict[str, str]:
+        """URL names (``"app:name"``) and the location label of their pages."""
+        return getattr(settings, "WHOS_ONLINE_LOCATIONS", {})
+
+    @property
     def IS_HIDDEN(self) -> str | None:
         """Dotted path to ``f(user) -> bool``: whom to count but list to staff only."""
         return getattr(settings, "WHOS_ONLINE_IS_HIDDEN", None)

@@ -22,7 +22,7 @@ import hashlib
 import re
 import secrets
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from importlib.resources import files
 from typing import Any, Literal
 
@@ -110,6 +110,8 @@ class Snapshot:
     counts: Counts
     record: tuple[int, float] | None
     today: Today = Today()
+    where: dict[str, bytes] = field(default_factory=dict)
+    """Where each listed user is (see :mod:`whos_online.locations`)."""
 
 
 @dataclass(frozen=True)
@@ -157,6 +159,7 @@ def record(
     *,
     previous_guest: str = "",
     device: str = "",
+    location: str = "",
     least_interval: float = 0,
 ) -> Stamp | None:
     """Mark ``member`` of ``kind`` as seen now.
@@ -164,6 +167,7 @@ def record(
     ``previous_guest`` (stored form) is removed from the guests in the same
     step: the guest who just logged in as this user. ``device`` marks the
     session a user was seen on, so logging out elsewhere keeps them online.
+    ``location`` ("label<TAB>path") is where a user is.
     With ``least_interval``, a member recorded less than that many seconds
     ago is not recorded again, and ``None`` is returned.
     """
@@ -182,6 +186,7 @@ def record(
             device,
             "1" if config.allow_invisible and kind == "users" else "0",
             day,
+            location,
         ],
     )
     if not reply:
@@ -213,6 +218,7 @@ def _record_keys(config: Config, kind: Kind, user: str, day: int) -> list[str]:
         config.key(f"day:{day}:users"),
         config.key(f"day:{day}:guests"),
         config.key("daily-peaks"),
+        config.key("where"),
     ]
 
 
@@ -255,7 +261,13 @@ def log_out(pk: str, device: str) -> LoggedOut:
     rooms included, unless another device of theirs was seen within the
     guard period."""
     config = get_config()
-    keys = [key("users"), key("hidden"), key(f"devices:{pk}"), key(f"rooms-of:{pk}")]
+    keys = [
+        key("users"),
+        key("hidden"),
+        key(f"devices:{pk}"),
+        key(f"rooms-of:{pk}"),
+        key("where"),
+    ]
     reply = _run(config, "log_out", keys, [pk, device, config.guard_seconds])
     if reply is None:
         return LoggedOut(removed=False, hidden=False)
@@ -345,6 +357,7 @@ def snapshot(
         key(f"day:{day}:users"),
         key(f"day:{day}:guests"),
         key("daily-peaks"),
+        key("where"),
     ]
     args = [
         config.window,
@@ -352,7 +365,7 @@ def snapshot(
         "1" if room is None else "0",
         day,
     ]
-    now, listed, counts, (best, best_at), generation, daily = _run(
+    now, listed, counts, (best, best_at), generation, daily, where = _run(
         config, "snapshot", keys, args
     )
     config.state.clock.observe(float(now), generation.decode())
@@ -367,6 +380,13 @@ def snapshot(
         counts=Counts(*(int(n) for n in counts)),
         record=None if best is None else (int(best), float(best_at)),
         today=Today(*(int(n) for n in daily)) if room is None else Today(),
+        where={
+            member: found
+            for (member, _), found in zip(
+                [*users, *hidden], [*where[0], *where[1]], strict=True
+            )
+            if found
+        },
     )
 
 
@@ -481,10 +501,9 @@ def prune(*, dry_run: bool = False) -> Pruned:
         hidden_left: list[str] = []
         removed = {kind: _prune_set(key(kind), dry_run=True) for kind in KINDS}
     else:
-        users_left, hidden_left = (
-            _prune_named(key("users")),
-            _prune_named(key("hidden")),
-        )
+        users_left = _prune_named(key("users"))
+        hidden_left = _prune_named(key("hidden"))
+        _forget_where(users_left + hidden_left)
         removed = {"users": len(users_left), "hidden": len(hidden_left)}
         removed |= {
             kind: _prune_set(key(kind), dry_run=False) for kind in ("guests", "bots")
@@ -496,6 +515,12 @@ def prune(*, dry_run: bool = False) -> Pruned:
             )
     removed["rooms"] = _prune_set(key("rooms"), dry_run=dry_run)
     return Pruned(removed, users_left, hidden_left)
+
+
+def _forget_where(pks: list[str]) -> None:
+    client = get_config().client
+    for start in range(0, len(pks), PRUNE_BATCH):
+        client.hdel(key("where"), *pks[start : start + PRUNE_BATCH])
 
 
 def _prune_named(name: str) -> list[str]:

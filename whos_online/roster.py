@@ -10,7 +10,7 @@ did not choose never leave through the public roster.
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any, Literal
@@ -23,6 +23,7 @@ from whos_online import presence
 from whos_online.bots import is_known
 from whos_online.conf import conf, get_config
 from whos_online.failsafe import quietly
+from whos_online.locations import Location, parse
 from whos_online.visitors import Visit, visit_of
 
 Status = Literal["online", "away", "offline"]
@@ -35,6 +36,8 @@ class OnlineUser:
     hidden: bool = False
     admin_url: str | None = None
     """Set on the staff page, for viewers who may open the user's admin page."""
+    location: Location | None = None
+    """Where they were at their last record, if the page had a label."""
 
     @property
     def name(self) -> str:
@@ -151,7 +154,7 @@ def online_roster(
         window=snapshot.window,
         available=True,
         room=room,
-        users=users_in_order(snapshot.users, snapshot.hidden)[:limit],
+        users=users_in_order(snapshot.users, snapshot.hidden, snapshot.where)[:limit],
         bots=known,
         other_bots=max(snapshot.counts.bots - len(known), 0),
         counts=snapshot.counts,
@@ -201,7 +204,9 @@ def _shared_or_new(
 
 
 def users_in_order(
-    visible: Sequence[tuple[str, float]], hidden: Sequence[tuple[str, float]] = ()
+    visible: Sequence[tuple[str, float]],
+    hidden: Sequence[tuple[str, float]] = (),
+    where: Mapping[str, bytes] | None = None,
 ) -> list[OnlineUser]:
     """Users for ``(key, last seen)`` pairs, newest first, in one query.
 
@@ -215,16 +220,20 @@ def users_in_order(
     if not members:
         return []
     model = get_user_model()
-    wanted: dict[object, tuple[float, bool]] = {}
+    wanted: dict[object, tuple[float, bool, str]] = {}
     for seen, member, is_hidden in members:
         try:
-            wanted.setdefault(model._meta.pk.to_python(member), (seen, is_hidden))
+            pk = model._meta.pk.to_python(member)
         except ValidationError:
             continue
+        wanted.setdefault(pk, (seen, is_hidden, member))
     users = model._default_manager.in_bulk(list(wanted))
+    places = where or {}
     return [
-        OnlineUser(user, as_datetime(seen), is_hidden)
-        for pk, (seen, is_hidden) in wanted.items()
+        OnlineUser(
+            user, as_datetime(seen), is_hidden, location=parse(places.get(member))
+        )
+        for pk, (seen, is_hidden, member) in wanted.items()
         if (user := users.get(pk)) is not None
     ]
 

@@ -137,7 +137,7 @@ def _read(
 def _staff_users(
     snapshot: presence.Snapshot, admin_site: AdminSite | None
 ) -> list[roster.OnlineUser]:
-    online = roster.users_in_order(snapshot.users, snapshot.hidden)
+    online = roster.users_in_order(snapshot.users, snapshot.hidden, snapshot.where)
     model = get_user_model()
     if admin_site is None or not admin_site.is_registered(model):
         return online

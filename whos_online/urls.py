@@ -7,6 +7,7 @@ from whos_online import views
 app_name = "whos_online"
 
 urlpatterns = [
+    path("", views.who_is_online, name="page"),
     path("online.json", views.online_json, name="json"),
     path("widget/", views.online_fragment, name="widget"),
     path("heartbeat/", views.heartbeat, name="heartbeat"),

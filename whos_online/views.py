@@ -21,6 +21,7 @@ from django.http import (
     HttpResponseRedirect,
 )
 from django.template.loader import render_to_string
+from django.template.response import TemplateResponse
 from django.utils.cache import (
     add_never_cache_headers,
     get_conditional_response,
@@ -70,6 +71,26 @@ def online_fragment(request: HttpRequest) -> HttpResponseBase:
         return HttpResponse(refused.reason, status=refused.status)
     html = render_to_string("whos_online/widget.html", {"roster": roster}, request)
     return _conditional(request, HttpResponse(html))
+
+
+# The most users the public page lists; the rest are counted.
+PAGE_LIMIT = 200
+
+
+@require_GET
+def who_is_online(request: HttpRequest) -> HttpResponseBase:
+    """A page of everyone online, like phpBB's: users with where they are
+    and when they were last seen, and how many guests and crawlers."""
+    try:
+        roster = _roster_for(request, limit=PAGE_LIMIT)
+    except Refused as refused:
+        return HttpResponse(refused.reason, status=refused.status)
+    response = TemplateResponse(
+        request, "whos_online/who_is_online.html", {"roster": roster}
+    )
+    patch_vary_headers(response, ["Cookie"])
+    patch_cache_control(response, private=True, no_cache=True)
+    return response
 
 
 @require_POST
@@ -137,7 +158,7 @@ def beacon(request: HttpRequest) -> HttpResponseBase:
     return response
 
 
-def _roster_for(request: HttpRequest) -> Roster:
+def _roster_for(request: HttpRequest, limit: int | None = None) -> Roster:
     if not (conf.ANONYMOUS_CAN_VIEW or request.user.is_authenticated):
         raise Refused(403, "Log in to see who is online.")
     room = None
@@ -146,7 +167,7 @@ def _roster_for(request: HttpRequest) -> Roster:
         room = room_from_token(token, request.user)
         if room is None:
             raise Refused(400, "Unknown or expired room.")
-    return online_roster(room=room, viewer=request.user, request=request)
+    return online_roster(limit, room=room, viewer=request.user, request=request)
 
 
 def roster_data(roster: Roster) -> dict[str, Any]:

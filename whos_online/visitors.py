@@ -17,7 +17,7 @@ from typing import Any
 
 from django.http import HttpRequest, HttpResponseBase
 
-from whos_online import guard, presence, signals, visibility
+from whos_online import guard, locations, presence, signals, visibility
 from whos_online.addresses import client_address
 from whos_online.bots import bot_name
 from whos_online.conf import Config, get_config
@@ -168,6 +168,7 @@ class Visit:
         """One round trip; a second, and a query, only when Redis has lost
         the mirror of who chose to appear offline."""
         device = self._device(visitor)
+        where = locations.location_of(self.request) if visitor.user_pk else ""
 
         def record() -> Stamp | None:
             return presence.record(
@@ -175,6 +176,7 @@ class Visit:
                 visitor.member,
                 previous_guest=previous_guest,
                 device=device,
+                location=where,
             )
 
         stamp = record()

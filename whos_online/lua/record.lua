@@ -15,6 +15,7 @@
 -- KEYS[11] today's users: a set of user keys, at most ARGV[3] of them
 -- KEYS[12] today's guests: a HyperLogLog of the stored members
 -- KEYS[13] the daily peaks hash: day -> most online that day, 90 days kept
+-- KEYS[14] the locations hash: user key -> "label<TAB>path"
 --
 -- ARGV[1]  the window, in seconds
 -- ARGV[2]  the member
@@ -24,6 +25,7 @@
 -- ARGV[6]  the device to mark in KEYS[9], or ''
 -- ARGV[7]  '1' if a user may be invisible (consult KEYS[10]), else '0'
 -- ARGV[8]  today, in days since the epoch
+-- ARGV[9]  a user's location ("label<TAB>path"), or '' to leave it be
 --
 -- Returns {now, generation, entered, hidden, unloaded}: now as
 -- "seconds.micros", entered 1 if the member was not online before, hidden 1
@@ -79,6 +81,10 @@ if people then
   if ARGV[6] ~= '' then
     redis.call('ZADD', KEYS[9], now, ARGV[6])
     redis.call('EXPIRE', KEYS[9], ARGV[1])
+  end
+  if ARGV[9] ~= '' and KEYS[1] ~= KEYS[6] then
+    redis.call('HSET', KEYS[14], ARGV[2], ARGV[9])
+    redis.call('EXPIRE', KEYS[14], ARGV[1])
   end
 
   -- Today's unique visitors: users exactly (up to the cap), guests estimated.

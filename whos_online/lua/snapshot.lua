@@ -6,6 +6,7 @@
 -- KEYS[7]     the generation key (see record.lua)
 -- KEYS[8]     today's users set, KEYS[9] today's guests HyperLogLog, and
 -- KEYS[10]    the daily peaks hash (see record.lua)
+-- KEYS[11]    the locations hash (see record.lua)
 --
 -- ARGV[1]     the window, in seconds
 -- ARGV[2..5]  how many to list of each set, newest first
@@ -16,7 +17,8 @@
 --
 -- Returns {now, {users, hidden, guests, bots} as flat member/score lists,
 -- {four counts}, {record count, record at}, generation, {users today, guests
--- today (estimated), most online today}}; today's figures are the site's.
+-- today (estimated), most online today}, {locations of the users listed,
+-- of the hidden users listed}}; today's figures are the site's.
 
 local t = redis.call('TIME')
 local micros = string.format('%06d', tonumber(t[2]))
@@ -68,4 +70,14 @@ local day = {
   redis.call('PFCOUNT', KEYS[9]),
   tonumber(redis.call('HGET', KEYS[10], ARGV[7]) or '0'),
 }
-return {now, listed, counts, record, generation, day}
+local where = {{}, {}}
+for i = 1, 2 do
+  local members = {}
+  for j = 1, #listed[i], 2 do
+    members[#members + 1] = listed[i][j]
+  end
+  if #members > 0 then
+    where[i] = redis.call('HMGET', KEYS[11], unpack(members))
+  end
+end
+return {now, listed, counts, record, generation, day, where}

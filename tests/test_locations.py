@@ -1,0 +1,187 @@
+"""Where each user is, and the public "Who is online" page."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import pytest
+from django.contrib.auth.models import User
+from django.test import Client
+from pytest_django.fixtures import Settings as SettingsWrapper
+from redis import Redis
+
+from tests.conftest import Clock
+from whos_online import api, presence
+
+pytestmark = pytest.mark.django_db
+
+PAGE = "/whos-online/"
+
+
+@pytest.fixture
+def alices(alice: User) -> Client:
+    browser = Client()
+    browser.force_login(alice)
+    return browser
+
+
+def where(user: User) -> tuple[str, str] | None:
+    (online,) = [o for o in api.online_users() if o.user == user]
+    found = online.location
+    return None if found is None else (found.label, found.url)
+
+
+def test_a_decorated_view_gives_its_label_and_link(alices: Client, alice: User) -> None:
+    alices.get("/forum/")
+    assert where(alice) == ("Reading the forum", "/forum/")
+
+
+def test_a_class_based_view_gives_its_label(alices: Client, alice: User) -> None:
+    alices.get("/members/")
+    assert where(alice) == ("Looking at the members", "/members/")
+
+
+def test_a_url_name_can_be_labelled_in_settings(
+    alices: Client, alice: User, settings: SettingsWrapper
+) -> None:
+    settings.WHOS_ONLINE_LOCATIONS = {"thread": "Reading a thread"}
+    alices.get("/thread/7/")
+    assert where(alice) == ("Reading a thread", "/thread/7/")
+
+
+def test_a_page_without_a_label_leaves_no_location(alices: Client, alice: User) -> None:
+    alices.get("/")
+    assert where(alice) is None
+
+
+@pytest.mark.parametrize(
+    "headers",
+    [
+        {"X-Requested-With": "XMLHttpRequest"},
+        {"HX-Request": "true"},
+        {"Sec-Fetch-Dest": "empty"},
+    ],
+)
+def test_requests_that_are_not_page_views_never_overwrite_it(
+    alices: Client, alice: User, clock: Clock, headers: dict[str, str]
+) -> None:
+    alices.get("/forum/")
+    clock.advance(301)  # a record is due
+    alices.get("/members/", headers=headers)
+    assert where(alice) == ("Reading the forum", "/forum/")
+
+
+def test_the_apps_own_endpoints_never_overwrite_it(
+    alices: Client, alice: User, clock: Clock
+) -> None:
+    alices.get("/forum/")
+    clock.advance(301)
+    alices.post("/whos-online/heartbeat/")
+    alices.post("/whos-online/beacon/")
+    assert where(alice) == ("Reading the forum", "/forum/")
+
+
+def test_the_location_is_that_of_the_last_record(
+    alices: Client, alice: User, clock: Clock
+) -> None:
+    alices.get("/forum/")
+    alices.get("/members/")  # guarded: nothing is written
+    assert where(alice) == ("Reading the forum", "/forum/")
+    clock.advance(301)
+    alices.get("/members/")
+    assert where(alice) == ("Looking at the members", "/members/")
+
+
+def test_guests_have_no_location(redis_client: Redis) -> None:
+    Client().get("/forum/")
+    assert not redis_client.exists(presence.key("where"))
+
+
+def test_logging_out_forgets_the_location(alices: Client, redis_client: Redis) -> None:
+    alices.get("/forum/")
+    alices.get("/logout/")
+    assert not redis_client.hlen(presence.key("where"))
+
+
+def test_prune_forgets_the_location_of_users_who_left(
+    alices: Client,
+    alice: User,
+    redis_client: Redis,
+    seen_ago: Callable[[str, str, float], None],
+) -> None:
+    alices.get("/forum/")
+    seen_ago("users", str(alice.pk), 1000)
+    presence.prune()
+    assert not redis_client.hlen(presence.key("where"))
+
+
+def test_a_page_that_does_not_exist_leaves_no_location(
+    alices: Client, alice: User
+) -> None:
+    alices.get("/no-such-page/")
+    assert where(alice) is None
+
+
+def test_the_public_page_lists_users_with_where_they_are(alices: Client) -> None:
+    alices.get("/forum/")
+    html = Client().get(PAGE).content.decode()
+    assert "<bdi>alice</bdi>" in html
+    assert '<a href="/forum/">Reading the forum</a>' in html
+    assert "1 guest" in html  # the reader
+
+
+def test_the_public_page_never_shows_hidden_users_or_addresses(
+    django_user_model: type[User],
+) -> None:
+    ghost = django_user_model.objects.create_user("ghost")
+    presence.record_user(ghost.pk, hidden=True)
+    presence.record_guest("192.0.2.44")
+    html = Client().get(PAGE).content.decode()
+    assert "ghost" not in html
+    assert "192.0.2.44" not in html
+
+
+def test_staff_see_hidden_users_on_the_public_page_marked(
+    django_user_model: type[User],
+) -> None:
+    presence.record_user(django_user_model.objects.create_user("ghost").pk, hidden=True)
+    staff = Client()
+    staff.force_login(django_user_model.objects.create_user("s", is_staff=True))
+    html = staff.get(PAGE).content.decode()
+    assert "<bdi>ghost</bdi> <small>(hidden)</small>" in html
+
+
+def test_the_public_page_follows_who_sees_names(
+    alices: Client, settings: SettingsWrapper
+) -> None:
+    alices.get("/forum/")
+    settings.WHOS_ONLINE_NAMES_VISIBLE_TO = "users"
+    assert "alice" not in Client().get(PAGE).content.decode()
+    assert "<bdi>alice</bdi>" in alices.get(PAGE).content.decode()
+
+
+def test_the_public_page_is_closed_to_guests_when_the_setting_says(
+    settings: SettingsWrapper,
+) -> None:
+    settings.WHOS_ONLINE_ANONYMOUS_CAN_VIEW = False
+    assert Client().get(PAGE).status_code == 403
+
+
+def test_the_public_page_is_never_cached_for_others(alices: Client) -> None:
+    response = alices.get(PAGE)
+    assert "private" in response["Cache-Control"]
+
+
+@pytest.mark.usefixtures("unreachable_redis")
+def test_with_redis_unreachable_the_public_page_says_so() -> None:
+    assert "cannot be shown" in Client().get(PAGE).content.decode()
+
+
+def test_staff_see_where_users_are(
+    alices: Client, django_user_model: type[User]
+) -> None:
+    alices.get("/forum/")
+    staff = Client()
+    staff.force_login(django_user_model.objects.create_user("s", is_staff=True))
+    html = staff.get("/admin/whos_online/onlinenow/").content.decode()
+    assert '<a href="/forum/">Reading the forum</a>' in html
