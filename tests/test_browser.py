@@ -199,13 +199,13 @@ def log_in(browser: Browser, demo: str) -> Iterator[LogIn]:
 
     yield log_in
     for page in pages:
-        if page.locator(".account form button").count():
+        if page.locator(".account form.logout button").count():
             log_out(page)
         page.context.close()
 
 
 def log_out(page: Page) -> None:
-    page.click(".account form button")  # a POST, as Django's LogoutView wants
+    page.click(".account form.logout button")  # a POST, as Django's LogoutView wants
     expect(page.locator("header .account")).to_contain_text("Not logged in")
 
 
@@ -371,6 +371,38 @@ def test_the_heartbeat_is_accepted_from_the_page(log_in: LogIn) -> None:
     # 204 recorded, 429 too soon after the login recorded her; a CSRF or
     # login failure would be a 403.
     assert status in (204, 429)
+
+
+def test_appearing_offline_hides_a_user_from_others_at_once(log_in: LogIn) -> None:
+    alice = log_in("alice")
+    bob = log_in("bob")
+    admin = log_in("admin")
+    bob.reload()
+    assert "alice" in names(bob)
+
+    alice.get_by_role("button", name="Appear offline").click()
+    expect(alice.get_by_role("button", name="Appear online")).to_be_visible()
+    bob.reload()
+    admin.reload()
+
+    assert "alice" not in names(bob)
+    hidden = admin.locator("#online-now .whos-online-users .whos-online-hidden")
+    expect(hidden).to_contain_text("alice")
+    alice.get_by_role("button", name="Appear online").click()
+    bob.reload()
+    assert "alice" in names(bob)
+
+
+def test_the_who_is_online_page_says_where_users_are(log_in: LogIn) -> None:
+    alice = log_in("alice")
+    bob = log_in("bob")
+    # A location is written with a record; dropping the guard cookie stands
+    # for her guard period running out.
+    alice.context.clear_cookies(name="whos_online")
+    alice.goto("/forum/")
+    bob.goto("/whos-online/")
+    row = bob.locator("tr.whos-online-user", has_text="alice")
+    expect(row).to_contain_text("Reading the forum")
 
 
 def test_staff_find_online_now_through_the_admin_link(log_in: LogIn) -> None:

@@ -10,6 +10,7 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.views.decorators.cache import cache_page
 
+from whos_online.locations import location
 from whos_online.rooms import records_room
 
 
@@ -27,15 +28,18 @@ TOPICS = {
 }
 
 
+@location("Reading the front page")
 def home(request: HttpRequest) -> HttpResponse:
     return render(request, "home.html")
 
 
+@location("Reading the forum")
 def forum(request: HttpRequest) -> HttpResponse:
     return render(request, "forum.html", {"topics": TOPICS.items()})
 
 
 @records_room("thread:{pk}")
+@location("Reading a thread")
 def thread(request: HttpRequest, pk: int) -> HttpResponse:
     """A thread page; each visit records the visitor in the room "thread:<pk>"."""
     topic = TOPICS.get(pk)
@@ -45,6 +49,7 @@ def thread(request: HttpRequest, pk: int) -> HttpResponse:
     return render(request, "thread.html", context)
 
 
+@location("Looking at the members")
 def members(request: HttpRequest) -> HttpResponse:
     """Every user with their status and when they were last seen."""
     model = get_user_model()
