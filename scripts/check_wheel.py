@@ -9,12 +9,22 @@ from __future__ import annotations
 import sys
 import tarfile
 import zipfile
+from pathlib import Path
 
+PACKAGE = Path(__file__).resolve().parent.parent / "whos_online"
 REQUIRED = [
     "whos_online/py.typed",
     "whos_online/templates/whos_online/whos_online.html",
     "whos_online/templatetags/whos_online.py",
     "whos_online/management/commands/prune_online.py",
+    "whos_online/static/whos_online/whos_online.css",
+    "whos_online/migrations/0002_visibility.py",
+    # Every Lua script and every compiled catalog of the checkout.
+    *sorted(f"whos_online/lua/{p.name}" for p in PACKAGE.glob("lua/*.lua")),
+    *sorted(
+        f"whos_online/{p.relative_to(PACKAGE).as_posix()}"
+        for p in PACKAGE.glob("locale/*/LC_MESSAGES/django.mo")
+    ),
 ]
 # The benchmark charts and raw results, and anything compiled.
 NOT_IN_SDIST = (".png", "results.json", ".pyc")
@@ -46,7 +56,9 @@ def main(paths: list[str]) -> int:
     for path in paths:
         if path.endswith(".whl"):
             problems = wheel_problems(path)
-            passed = "templates, py.typed and commands are inside"
+            passed = (
+                "templates, py.typed, commands, Lua scripts and catalogs are inside"
+            )
         else:
             problems = sdist_problems(path)
             passed = "no benchmark charts or results, nothing compiled"
