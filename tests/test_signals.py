@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 from django.contrib.auth.models import User
 from django.core.management import call_command
+from django.dispatch import Signal
 from django.test import Client
 
 from tests.conftest import Clock
@@ -61,20 +62,21 @@ class Heard:
         self.payloads.append(payload)
 
 
+def listening(signal: Signal) -> Iterator[Heard]:
+    heard = Heard()
+    signal.connect(heard)
+    yield heard
+    signal.disconnect(heard)
+
+
 @pytest.fixture
 def came_online() -> Iterator[Heard]:
-    heard = Heard()
-    user_came_online.connect(heard)
-    yield heard
-    user_came_online.disconnect(heard)
+    yield from listening(user_came_online)
 
 
 @pytest.fixture
 def went_offline() -> Iterator[Heard]:
-    heard = Heard()
-    user_went_offline.connect(heard)
-    yield heard
-    user_went_offline.disconnect(heard)
+    yield from listening(user_went_offline)
 
 
 def test_a_user_entering_the_window_came_online(
