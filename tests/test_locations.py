@@ -185,3 +185,12 @@ def test_staff_see_where_users_are(
     staff.force_login(django_user_model.objects.create_user("s", is_staff=True))
     html = staff.get("/admin/whos_online/onlinenow/").content.decode()
     assert '<a href="/forum/">Reading the forum</a>' in html
+
+
+def test_the_public_page_escapes_and_isolates_names(
+    django_user_model: type[User],
+) -> None:
+    mallory = django_user_model.objects.create_user("mallory\u202e<i>&")
+    presence.record_user(mallory.pk)
+    html = Client().get(PAGE).content.decode()
+    assert "<bdi>mallory\u202e&lt;i&gt;&amp;</bdi>" in html
