@@ -72,7 +72,7 @@ class StaffOverview(roster.Windowed):
     counts: presence.Counts = field(default_factory=presence.Counts)
     record: tuple[int, datetime] | None = None
     chart: Chart | None = None
-    days: list[DailyBar] = field(default_factory=list)
+    days: DailyChart | None = None
     today: presence.Today = field(default_factory=presence.Today)
 
     @property
@@ -118,7 +118,7 @@ def staff_overview(
         counts=snapshot.counts,
         record=roster.as_record(snapshot.record),
         chart=history_chart(history.minutes, snapshot.now),
-        days=daily_bars(history.days, snapshot.now),
+        days=daily_chart(history.days, snapshot.now),
         today=snapshot.today,
     )
 
@@ -171,29 +171,52 @@ def history_chart(points: Sequence[tuple[int, int]], now: float) -> Chart:
 
 @dataclass(frozen=True)
 class DailyBar:
-    """One day of the past 30 as a bar: its date, the most online at once,
-    and the bar's height as a percentage of the tallest day's."""
+    """One day of the past 30 as a column of the chart: its date, the most
+    online at once, and where the column stands in the chart's viewBox."""
 
     day: date
     most_online: int
-    height: int
+    x: float
+    y: float
+    width: float
+    height: float
 
 
-def daily_bars(days: Sequence[tuple[int, int]], now: float) -> list[DailyBar]:
+@dataclass(frozen=True)
+class DailyChart:
+    bars: list[DailyBar]
+    max_count: int
+    width: int = WIDTH
+    height: int = HEIGHT
+    left: int = LEFT
+    right: int = RIGHT
+    top: int = TOP
+    bottom: int = BOTTOM
+
+
+def daily_chart(days: Sequence[tuple[int, int]], now: float) -> DailyChart:
     """The past 30 days, oldest first, from ``(day start, most online)``
-    pairs; a day without a peak is a bar of 0."""
+    pairs, as columns on the same axes as the 24-hour chart; a day without a
+    peak is a column of 0."""
     today = int(now) // 86400
     peaks = {start // 86400: most for start, most in days}
     shown = [(today - back, peaks.get(today - back, 0)) for back in range(29, -1, -1)]
-    tallest = max([1, *(most for _, most in shown)])
-    return [
-        DailyBar(
-            datetime.fromtimestamp(day * 86400, tz=timezone.utc).date(),
-            most,
-            round(100 * most / tallest),
+    top = max([MIN_SCALE, *(most for _, most in shown)])
+    step = (RIGHT - LEFT) / len(shown)
+    bars = []
+    for index, (day, most) in enumerate(shown):
+        height = (BOTTOM - TOP) * most / top
+        bars.append(
+            DailyBar(
+                day=datetime.fromtimestamp(day * 86400, tz=timezone.utc).date(),
+                most_online=most,
+                x=round(LEFT + index * step + 1, 1),
+                y=round(BOTTOM - height, 1),
+                width=round(step - 2, 1),
+                height=round(height, 1),
+            )
         )
-        for day, most in shown
-    ]
+    return DailyChart(bars=bars, max_count=top)
 
 
 def _number(value: float) -> str:
