@@ -11,8 +11,9 @@ from django.core.exceptions import ImproperlyConfigured
 from django.http import HttpRequest, HttpResponseBase
 
 from whos_online import presence
+from whos_online.conf import get_config
 from whos_online.failsafe import quietly
-from whos_online.visitors import Visit
+from whos_online.visitors import Seen, Visit, visit_of
 
 
 class WhosOnlineMiddleware:
@@ -45,34 +46,43 @@ class WhosOnlineMiddleware:
     def __call__(self, request: HttpRequest) -> Any:
         if self.async_mode:
             return self.__acall__(request)
-        visit = Visit(request)
-        if needs_redis_before(visit):
-            before_view(visit)
+        config = get_config()
+        seen = Seen.of(request, config)
+        visit = None if seen.spares(config) else before_view(request, seen)
         response: HttpResponseBase = self.get_response(request)  # type: ignore[assignment]
-        if visit.stamp is not None or visit.identity_changed:
-            after_view(visit, response)
+        if (
+            visit is not None
+            and visit.stamp is not None
+            or seen.session_changed(request)
+        ):
+            after_view(visit_of(request, seen), response)
         return response
 
     async def __acall__(self, request: HttpRequest) -> HttpResponseBase:
-        visit = Visit(request)
-        if needs_redis_before(visit):
-            await sync_to_async(before_view)(visit)
+        config = get_config()
+        seen = Seen.of(request, config)
+        visit = None
+        if not seen.spares(config):
+            visit = await sync_to_async(before_view)(request, seen)
         response: HttpResponseBase = await self.get_response(request)  # type: ignore[misc]
-        if visit.stamp is not None or visit.identity_changed:
-            await sync_to_async(after_view)(visit, response)
+        if (
+            visit is not None
+            and visit.stamp is not None
+            or seen.session_changed(request)
+        ):
+            await sync_to_async(after_view)(visit_of(request, seen), response)
         return response
 
 
-def needs_redis_before(visit: Visit) -> bool:
-    """False on the hot path: a guard that holds, by a clock learnt lately."""
-    return not visit.is_guarded
-
-
-def before_view(visit: Visit) -> None:
+def before_view(request: HttpRequest, seen: Seen) -> Visit:
+    """The guard does not hold (by a clock learnt lately): ask Redis' clock
+    if the guard may hold after all, else record the visitor."""
+    visit = visit_of(request, seen)
     if visit.guard is not None and visit.config.state.clock.is_stale:
         quietly(presence.sync_clock, None)  # then the guard may hold after all
     if not visit.is_guarded:
         quietly(visit.record, None)
+    return visit
 
 
 def after_view(visit: Visit, response: HttpResponseBase) -> None:

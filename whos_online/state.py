@@ -47,14 +47,14 @@ class ServerClock:
     def __init__(self) -> None:
         self.offset = 0.0
         self.generation = ""
-        self._learnt_at = float("-inf")
+        self._trusted_until = float("-inf")
 
     def observe(self, server_now: float, generation: str) -> None:
         """Learn from a reply of Redis received just now."""
         local = local_time()
         self.offset = server_now - local
         self.generation = generation
-        self._learnt_at = local
+        self._trusted_until = local + CLOCK_REFRESH_SECONDS
 
     def now(self) -> float:
         """Redis' time now, as well as this process knows it."""
@@ -64,15 +64,12 @@ class ServerClock:
         """Whether Redis' time is not yet ``server_time``, by what this process
         learnt lately (``False`` when that was too long ago to trust)."""
         local = local_time()
-        return (
-            local - self._learnt_at < CLOCK_REFRESH_SECONDS
-            and local + self.offset <= server_time
-        )
+        return local < self._trusted_until and local + self.offset <= server_time
 
     @property
     def is_stale(self) -> bool:
         """Whether it is time to ask Redis again."""
-        return local_time() - self._learnt_at >= CLOCK_REFRESH_SECONDS
+        return local_time() >= self._trusted_until
 
 
 class CircuitBreaker:

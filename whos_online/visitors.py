@@ -24,8 +24,55 @@ from whos_online.conf import Config, get_config
 from whos_online.presence import Kind, Snapshot, Stamp
 from whos_online.privacy import stored_address
 
-# The attribute a request's Visit is kept in.
+# The attribute a request's Visit is kept in, once one is made.
 REQUEST_ATTRIBUTE = "whos_online_visit"
+
+
+class Seen:
+    """What the request's cookies say, read with nothing else: the session
+    key the browser holds and the guard, if it was issued to this session
+    (and, for a guest, these address headers). Made for every request, so a
+    plain class with slots: a frozen dataclass costs more to make."""
+
+    __slots__ = ("guard", "session_key")
+
+    def __init__(self, session_key: str, found: guard.Guard | None) -> None:
+        self.session_key = session_key
+        self.guard = found
+
+    @classmethod
+    def of(cls, request: HttpRequest, config: Config) -> Seen:
+        session_key = _session_key(request, config)
+        raw = request.COOKIES.get(config.cookie_name, "")
+        bound = binding(request, config) if raw and guard.is_guests(raw) else ""
+        return cls(session_key, guard.read(config, raw, session_key, bound))
+
+    def spares(self, config: Config) -> bool:
+        """Whether the guard spares this request a record, by Redis' time and
+        data generation as this process learnt them in the past few seconds."""
+        found = self.guard
+        return found is not None and found.holds(config.state.clock)
+
+    def session_changed(self, request: HttpRequest) -> bool:
+        """Whether the view gave the browser another session (a login or a
+        logout cycles the key), so the guard no longer fits it."""
+        session = getattr(request, "session", None)
+        return (
+            session is not None
+            and session.modified
+            and (session.session_key or "") != self.session_key
+        )
+
+
+def binding(request: HttpRequest, config: Config) -> str:
+    """What a guest's guard is bound to: the address headers as the request
+    sent them. Nothing is parsed on the hot path; a guest whose headers
+    change is simply recorded again."""
+    meta = request.META
+    remote = str(meta.get("REMOTE_ADDR", ""))
+    if config.proxy_count or config.trusted_networks:
+        return f"{remote}|{meta.get('HTTP_X_FORWARDED_FOR', '')}"
+    return remote
 
 
 class Unresolved:
@@ -54,40 +101,39 @@ class Visitor:
 
 
 class Visit:
-    """A request's visitor and what was recorded of them."""
+    """A request's visitor and what was recorded of them.
 
-    def __init__(self, request: HttpRequest, config: Config | None = None) -> None:
+    Made when a record is due, or when rooms, views or a login need the
+    visitor: a guarded request makes none (the middleware reads the cookies
+    into a :class:`Seen` and stops there).
+    """
+
+    stamp: Stamp | None = None
+    """What Redis said when the visitor was recorded by this request."""
+    recorded: Visitor | None = None
+    _visitor: Visitor | None | Unresolved
+
+    def __init__(
+        self,
+        request: HttpRequest,
+        config: Config | None = None,
+        seen: Seen | None = None,
+    ) -> None:
         self.request = request
         self.config = config = config or get_config()
-        self.session_key = _session_key(request, config)
-        raw = request.COOKIES.get(config.cookie_name, "")
-        binding = self.binding if raw and guard.is_guests(raw) else ""
-        self.guard = guard.read(config, raw, self.session_key, binding)
-        self.stamp: Stamp | None = None
-        """What Redis said when the visitor was recorded by this request."""
-        self.recorded: Visitor | None = None
-        self._visitor: Visitor | None | Unresolved = UNRESOLVED
-        # The page's snapshots: (room, with hidden users) -> (names, snapshot).
-        self.snapshots: dict[tuple[str | None, bool], tuple[int, Snapshot]] = {}
+        seen = seen or Seen.of(request, config)
+        self.session_key, self.guard = seen.session_key, seen.guard
+        self._visitor = UNRESOLVED
         setattr(request, REQUEST_ATTRIBUTE, self)
+
+    @functools.cached_property
+    def snapshots(self) -> dict[tuple[str | None, bool], tuple[int, Snapshot]]:
+        """The page's snapshots: (room, with hidden users) -> (names, snapshot)."""
+        return {}
 
     @property
     def is_guarded(self) -> bool:
-        """Whether a guard spares this request, by Redis' time and data
-        generation as this process learnt them within the past few seconds."""
-        found = self.guard
-        return found is not None and found.holds(self.config.state.clock)
-
-    @property
-    def binding(self) -> str:
-        """What a guest's guard is bound to: the address headers as the
-        request sent them. Nothing is parsed on the hot path; a guest whose
-        headers change is simply recorded again."""
-        meta = self.request.META
-        remote = str(meta.get("REMOTE_ADDR", ""))
-        if self.config.proxy_count or self.config.trusted_networks:
-            return f"{remote}|{meta.get('HTTP_X_FORWARDED_FOR', '')}"
-        return remote
+        return Seen(self.session_key, self.guard).spares(self.config)
 
     @functools.cached_property
     def address(self) -> str | None:
@@ -204,14 +250,7 @@ class Visit:
 
     @property
     def identity_changed(self) -> bool:
-        """Whether the view gave the browser another session (a login or a
-        logout cycles the key), so the guard no longer fits it."""
-        session = getattr(self.request, "session", None)
-        return (
-            session is not None
-            and session.modified
-            and (session.session_key or "") != self.session_key
-        )
+        return Seen(self.session_key, self.guard).session_changed(self.request)
 
     def issue_guard(self, response: HttpResponseBase) -> None:
         """Spare the visitor just recorded the next guard period of records."""
@@ -223,17 +262,20 @@ class Visit:
             response,
             session_key=self.session_key,
             user_pk=visitor.user_pk,
-            guest_binding=self.binding if visitor.kind == "guests" else None,
+            guest_binding=binding(self.request, self.config)
+            if visitor.kind == "guests"
+            else None,
             server_now=stamp.now,
             generation=stamp.generation,
             secure=self.request.is_secure(),
         )
 
 
-def visit_of(request: HttpRequest) -> Visit:
-    """The request's visit, as the middleware saw it (made now if it did not)."""
+def visit_of(request: HttpRequest, seen: Seen | None = None) -> Visit:
+    """The request's visit, as the middleware saw it (made now if it did not;
+    ``seen``: what the middleware read before the view)."""
     found = getattr(request, REQUEST_ATTRIBUTE, None)
-    return found if isinstance(found, Visit) else Visit(request)
+    return found if isinstance(found, Visit) else Visit(request, seen=seen)
 
 
 def is_hidden(user: Any, config: Config | None = None) -> bool:
