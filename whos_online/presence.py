@@ -204,22 +204,32 @@ def today(config: Config) -> int:
     return int(config.state.clock.now() // 86400)
 
 
-def _record_keys(config: Config, kind: Kind, user: str, day: int) -> list[str]:
-    first = [config.key(kind), config.key(_other_set(kind)), config.key("generation")]
+def _record_keys(config: Config, kind: Kind, user: str, day: int) -> list[bytes]:
+    keys = _fixed_record_keys(config.prefix, kind)
     if kind == "bots":
-        return first
-    return [
-        *first,
-        *(config.key(k) for k in PEOPLE),
-        config.key("record"),
-        config.key("history"),
-        config.key(f"devices:{user}") if user else config.key(kind),
-        config.key("invisible"),
-        config.key(f"day:{day}:users"),
-        config.key(f"day:{day}:guests"),
-        config.key("daily-peaks"),
-        config.key("where"),
-    ]
+        return list(keys)
+    devices = config.key(f"devices:{user}").encode() if user else keys[0]
+    return [*keys, devices, *_daily_keys(config.prefix, day)]
+
+
+# Every unguarded request sends these keys: built and encoded once (redis-py
+# passes bytes through as they are), for a few prefixes and days at most.
+@functools.lru_cache(maxsize=32)
+def _fixed_record_keys(prefix: str, kind: Kind) -> tuple[bytes, ...]:
+    site = f"{{{prefix}}}:"
+    first = (site + kind, site + _other_set(kind), site + "generation")
+    if kind == "bots":
+        return tuple(name.encode() for name in first)
+    people = (site + k for k in PEOPLE)
+    rest = (site + "record", site + "history")
+    return tuple(name.encode() for name in (*first, *people, *rest))
+
+
+@functools.lru_cache(maxsize=8)
+def _daily_keys(prefix: str, day: int) -> tuple[bytes, ...]:
+    site = f"{{{prefix}}}:"
+    names = ("invisible", f"day:{day}:users", f"day:{day}:guests", "daily-peaks")
+    return tuple((site + name).encode() for name in (*names, "where"))
 
 
 def _other_set(kind: Kind) -> Kind:
@@ -578,7 +588,7 @@ def _script(name: str) -> tuple[str, str]:
 def _run(
     config: Config,
     name: str,
-    keys: Sequence[str],
+    keys: Sequence[str | bytes],
     args: Sequence[str | bytes | int | float],
 ) -> Any:
     """Run a script by its SHA, loading it first if Redis does not know it.

@@ -88,10 +88,13 @@ if people then
   end
 
   -- Today's unique visitors: users exactly (up to the cap), guests estimated.
+  -- A renewal finds the member counted already and stops at one call.
   if KEYS[1] == KEYS[6] then
-    redis.call('PFADD', KEYS[12], ARGV[2])
-    redis.call('EXPIRE', KEYS[12], 172800)
-  elseif redis.call('SCARD', KEYS[11]) < cap then
+    if redis.call('PFADD', KEYS[12], ARGV[2]) == 1 then
+      redis.call('EXPIRE', KEYS[12], 172800)
+    end
+  elseif redis.call('SISMEMBER', KEYS[11], ARGV[2]) == 0
+      and redis.call('SCARD', KEYS[11]) < cap then
     redis.call('SADD', KEYS[11], ARGV[2])
     redis.call('EXPIRE', KEYS[11], 172800)
   end
