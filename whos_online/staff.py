@@ -36,8 +36,22 @@ MIN_SCALE = 4
 HOUR_LINES = tuple(LEFT + hours * 30 for hours in (6, 12, 18))
 
 
-@dataclass(frozen=True)
-class Chart:
+@dataclass(frozen=True, kw_only=True)
+class Frame:
+    """The axes both charts share, in their viewBox: counts from 0 at
+    ``bottom`` to ``max_count`` at ``top``, time from ``left`` to ``right``."""
+
+    max_count: int
+    width: int = WIDTH
+    height: int = HEIGHT
+    left: int = LEFT
+    right: int = RIGHT
+    top: int = TOP
+    bottom: int = BOTTOM
+
+
+@dataclass(frozen=True, kw_only=True)
+class Chart(Frame):
     """The most people online in each minute of the past 24 hours, as SVG.
 
     ``path`` is the ``d`` of one ``<path>``: each run of minutes with a
@@ -47,13 +61,6 @@ class Chart:
 
     path: str
     samples: int
-    max_count: int
-    width: int = WIDTH
-    height: int = HEIGHT
-    left: int = LEFT
-    right: int = RIGHT
-    top: int = TOP
-    bottom: int = BOTTOM
     hour_lines: tuple[int, ...] = HOUR_LINES
 
 
@@ -182,16 +189,12 @@ class DailyBar:
     height: float
 
 
-@dataclass(frozen=True)
-class DailyChart:
+@dataclass(frozen=True, kw_only=True)
+class DailyChart(Frame):
+    """The most people online at once on each of the past 30 days, as SVG
+    columns on the same axes as the 24-hour chart."""
+
     bars: list[DailyBar]
-    max_count: int
-    width: int = WIDTH
-    height: int = HEIGHT
-    left: int = LEFT
-    right: int = RIGHT
-    top: int = TOP
-    bottom: int = BOTTOM
 
 
 def daily_chart(days: Sequence[tuple[int, int]], now: float) -> DailyChart:
