@@ -63,7 +63,7 @@ def set_guest_guard(
 ) -> None:
     config = get_config()
     clock = config.state.clock
-    if not clock.generation:
+    if not clock.label():
         sync_clock()
     guard.issue(
         config,
@@ -72,6 +72,6 @@ def set_guest_guard(
         user_pk=None,
         guest_binding=str(request.META.get("REMOTE_ADDR", "")),
         server_now=clock.now(),
-        generation=clock.generation,
+        generation=clock.label(),
         secure=False,
     )

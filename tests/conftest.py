@@ -12,6 +12,7 @@ from django.test import Client
 from django_redis import get_redis_connection
 from pytest_django.fixtures import Settings as SettingsWrapper
 from redis import Redis
+from redis.client import Pipeline
 
 from whos_online import presence
 from whos_online.conf import get_config
@@ -25,15 +26,15 @@ def isolated_presence(settings: SettingsWrapper) -> Iterator[str]:
     settings (breaker, guards, clock, salt, throttle) starts afresh too. The
     mirror of users who chose to appear offline starts loaded and empty, as
     on a running site (tests of losing it delete it).
-    Only keys under this test's prefix are deleted, so a real Redis shared
-    with anything else is left as it was.
+    Only keys under this test's prefix (its shards' included) are deleted,
+    so a real Redis shared with anything else is left as it was.
     """
     prefix = f"whos_online_test_{uuid.uuid4().hex[:12]}"
     settings.WHOS_ONLINE_KEY_PREFIX = prefix
     presence.load_invisible([])  # as on a running site: nobody chose to hide
     yield prefix
     client: Redis = get_redis_connection("default")
-    for name in client.scan_iter(match=f"{{{prefix}}}:*", count=1000):
+    for name in client.scan_iter(match=f"{{{prefix}*", count=1000):
         client.delete(name)
 
 
@@ -90,10 +91,12 @@ def seen_ago(
 
 
 class CommandCounter:
-    """Counts the commands a Redis client sends (each one is a round trip)."""
+    """Counts the commands a Redis client sends, and its round trips: one
+    per command, or per pipeline of them."""
 
     def __init__(self) -> None:
         self.commands: list[str] = []
+        self.round_trips = 0
 
     def __len__(self) -> int:
         return len(self.commands)
@@ -107,9 +110,18 @@ def redis_commands(monkeypatch: pytest.MonkeyPatch) -> CommandCounter:
 
     def counting(self: Redis, *args: Any, **options: Any) -> Any:
         counter.commands.append(str(args[0]))
+        counter.round_trips += 1
         return original(self, *args, **options)  # type: ignore[no-untyped-call]
 
+    original_pipeline = Pipeline.execute
+
+    def counting_pipeline(self: Pipeline, raise_on_error: bool = True) -> Any:
+        counter.commands += [str(args[0]) for args, _ in self.command_stack]
+        counter.round_trips += 1
+        return original_pipeline(self, raise_on_error)
+
     monkeypatch.setattr(Redis, "execute_command", counting)
+    monkeypatch.setattr(Pipeline, "execute", counting_pipeline)
     return counter
 
 

@@ -359,7 +359,7 @@ def guard_read_back(user_pk: str) -> guard.Guard:
         user_pk=user_pk,
         guest_binding=None,
         server_now=config.state.clock.now(),
-        generation=config.state.clock.generation,
+        generation=config.state.clock.label(),
         secure=False,
     )
     issued = guard.read(config, response.cookies[GUARD].value, "", "")

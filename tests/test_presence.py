@@ -414,15 +414,17 @@ def test_last_seen_many_reads_every_user_in_one_round_trip(
     assert found.hidden == frozenset({"2"})
 
 
-def test_last_seen_many_reads_in_batches(
+def test_last_seen_many_reads_in_batches_in_one_round_trip(
     monkeypatch: pytest.MonkeyPatch, redis_commands: CommandCounter
 ) -> None:
     monkeypatch.setattr(presence, "LAST_SEEN_BATCH", 2)
     for pk in range(5):
         presence.record_user(pk)
     redis_commands.commands.clear()
+    redis_commands.round_trips = 0
     assert len(presence.last_seen_many(range(5)).seen) == 5
     assert redis_commands.commands.count("EVALSHA") == 3
+    assert redis_commands.round_trips == 1
 
 
 def test_last_seen_many_of_nobody_still_knows_the_time(

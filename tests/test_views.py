@@ -43,6 +43,7 @@ def test_json_has_the_counts_the_visible_users_and_the_window(browser: Client) -
         "guests": 2,
         "bots": 1,
         "total": 5,
+        "estimated": [],
     }
     assert [user["name"] for user in data["users"]] == ["alice"]
     assert data["bots"] == ["Googlebot"]

@@ -15,7 +15,7 @@ from django.core.checks import CheckMessage, Error, Warning
 from django.urls import NoReverseMatch, reverse
 from django.utils.module_loading import import_string
 
-from whos_online.conf import conf
+from whos_online.conf import MAX_SHARDS, conf
 from whos_online.connection import has_read_timeout, is_redis_backend
 
 MIDDLEWARE_PATH = "whos_online.middleware.WhosOnlineMiddleware"
@@ -251,6 +251,10 @@ SETTING_RULES: dict[str, tuple[Callable[[Any], bool], str]] = {
     "GUARD_COOKIE_NAME": (_is_name, "a non-empty cookie name"),
     "MAX_NAMES": (lambda v: _is_whole(v, 0), "a whole number, 0 or more"),
     "MAX_MEMBERS": (lambda v: _is_whole(v, 1), "a whole number, at least 1"),
+    "SHARDS": (
+        lambda v: _is_whole(v, 1) and v <= MAX_SHARDS,
+        f"a whole number from 1 to {MAX_SHARDS}",
+    ),
     "PROXY_COUNT": (lambda v: _is_whole(v, 0), "a whole number, 0 or more"),
     "TRUSTED_PROXIES": (_are_networks, "a list of networks such as '10.0.0.0/8'"),
     "GUEST_ADDRESSES": (

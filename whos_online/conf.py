@@ -16,6 +16,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import ipaddress
+import zlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -28,9 +29,11 @@ from django.utils.module_loading import import_string
 if TYPE_CHECKING:
     from redis import Redis
 
-    from whos_online.state import State
+    from whos_online.state import CircuitBreaker, State
 
 IPNetwork = ipaddress.IPv4Network | ipaddress.IPv6Network
+# More shards than a cluster has masters gains nothing; this bounds the keys.
+MAX_SHARDS = 1024
 
 
 class Settings:
@@ -45,6 +48,12 @@ class Settings:
     def KEY_PREFIX(self) -> str:
         """Start of every key, and its Redis Cluster hash tag."""
         return getattr(settings, "WHOS_ONLINE_KEY_PREFIX", "whos_online")
+
+    @property
+    def SHARDS(self) -> int:
+        """How many shards each set is split into, by a hash of the member,
+        each under a hash tag of its own (for a Redis Cluster); 1: none."""
+        return getattr(settings, "WHOS_ONLINE_SHARDS", 1)
 
     @property
     def WINDOW(self) -> int:
@@ -163,6 +172,39 @@ conf = Settings()
 
 
 @dataclass(frozen=True)
+class Shard:
+    """One of the site's ``WHOS_ONLINE_SHARDS`` slices of presence data: the
+    sets, and what a record touches with them, for the members that hash to
+    it, all under one hash tag (so one script may touch them all)."""
+
+    index: int
+    tag: str
+
+    def key(self, name: str) -> str:
+        return f"{{{self.tag}}}:{name}"
+
+
+def shard_tags(prefix: str, count: int) -> tuple[str, ...]:
+    """The hash tags of ``count`` shards: the prefix alone for one; else the
+    first ``"<prefix>-<n>"`` whose slot falls in each ``1/count`` of the
+    16384 slots, so that a cluster whose masters own equal runs of slots
+    (as ``redis-cli --cluster create`` makes them) gets equal shares."""
+    if count == 1:
+        return (prefix,)
+    from redis.crc import REDIS_CLUSTER_HASH_SLOTS, key_slot
+
+    tags: list[str] = []
+    n = 0
+    for index in range(count):
+        low = index * REDIS_CLUSTER_HASH_SLOTS // count
+        high = (index + 1) * REDIS_CLUSTER_HASH_SLOTS // count
+        while not low <= key_slot(f"{prefix}-{n}".encode()) < high:
+            n += 1
+        tags.append(f"{prefix}-{n}")
+    return tuple(tags)
+
+
+@dataclass(frozen=True)
 class Config:
     """Everything derived from settings, built once by :func:`get_config`."""
 
@@ -185,6 +227,7 @@ class Config:
     is_hidden: Callable[[Any], object] | None
     snapshot_max_age: float
     allow_invisible: bool
+    shards: tuple[Shard, ...]
     state: State = field(compare=False)
 
     @functools.cached_property
@@ -194,8 +237,21 @@ class Config:
         return build_client()
 
     def key(self, name: str) -> str:
-        """The Redis key ``name`` of the site; all share one hash tag."""
+        """The Redis key ``name`` of the site as a whole (the record, the
+        daily peaks, the salt); with one shard, every key shares its tag."""
         return f"{{{self.prefix}}}:{name}"
+
+    def breaker_of(self, member: str) -> CircuitBreaker:
+        """The circuit breaker of the shard ``member`` is kept in."""
+        return self.state.shard_breakers[self.shard_of(member).index]
+
+    def shard_of(self, member: str) -> Shard:
+        """The shard ``member`` is kept in: a stable hash, the same in every
+        process and release."""
+        shards = self.shards
+        if len(shards) == 1:
+            return shards[0]
+        return shards[zlib.crc32(member.encode()) % len(shards)]
 
 
 @functools.cache
@@ -204,6 +260,7 @@ def get_config() -> Config:
 
     at_browser_close = settings.SESSION_EXPIRE_AT_BROWSER_CLOSE
     hidden_path = conf.IS_HIDDEN
+    shard_count = min(max(int(conf.SHARDS), 1), MAX_SHARDS)
     return Config(
         prefix=conf.KEY_PREFIX,
         window=conf.WINDOW,
@@ -228,7 +285,11 @@ def get_config() -> Config:
         is_hidden=None if hidden_path is None else import_string(hidden_path),
         snapshot_max_age=conf.SNAPSHOT_MAX_AGE,
         allow_invisible=conf.ALLOW_INVISIBLE,
-        state=State(failure_backoff=conf.FAILURE_BACKOFF),
+        shards=tuple(
+            Shard(index, tag)
+            for index, tag in enumerate(shard_tags(conf.KEY_PREFIX, shard_count))
+        ),
+        state=State(failure_backoff=conf.FAILURE_BACKOFF, shards=shard_count),
     )
 
 

@@ -7,7 +7,9 @@ the process's circuit breaker, which then leaves Redis alone for
 ``WHOS_ONLINE_FAILURE_BACKOFF`` seconds, so a dead server costs nothing on
 the following requests. Anything else is a bug and is raised as usual; bad
 input is refused before it gets here, so no visitor can open the breaker
-for the others.
+for the others. With ``WHOS_ONLINE_SHARDS``, what touches one shard (a
+record, a room) goes through that shard's breaker, so a master that is down
+stops only the shards it holds.
 """
 
 from __future__ import annotations
@@ -18,14 +20,18 @@ from typing import TypeVar
 from redis.exceptions import RedisError
 
 from whos_online.conf import get_config
+from whos_online.state import CircuitBreaker
 
 T = TypeVar("T")
 D = TypeVar("D")
 
 
-def quietly(call: Callable[[], T], default: D) -> T | D:
-    """``call()``, or ``default`` if Redis is known to be failing or fails now."""
-    breaker = get_config().state.breaker
+def quietly(
+    call: Callable[[], T], default: D, breaker: CircuitBreaker | None = None
+) -> T | D:
+    """``call()``, or ``default`` if Redis is known to be failing or fails now
+    (by ``breaker``: the site's unless given)."""
+    breaker = breaker or get_config().state.breaker
     if breaker.is_open:
         return default
     try:

@@ -78,8 +78,12 @@ def before_view(request: HttpRequest, seen: Seen) -> Visit:
     """The guard does not hold (by a clock learnt lately): ask Redis' clock
     if the guard may hold after all, else record the visitor."""
     visit = visit_of(request, seen)
-    if visit.guard is not None and visit.config.state.clock.is_stale:
-        quietly(presence.sync_clock, None)  # then the guard may hold after all
+    if visit.guard is not None:
+        state = visit.config.state
+        stale = state.clock.stale_shard(visit.guard.generation)
+        if stale is not None:  # the guard may hold after all
+            breaker = state.shard_breakers[stale]
+            quietly(lambda: presence.sync_clock(stale), None, breaker)
     if not visit.is_guarded:
         quietly(visit.record, None)
     return visit

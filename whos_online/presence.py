@@ -8,17 +8,25 @@ by the Redis server's clock, so web servers with skewed clocks agree. A room
 ("thread:42") has sets of its own. Every key of a site shares one Redis
 Cluster hash tag, ``{KEY_PREFIX}``, so each script may touch several keys.
 
+With ``WHOS_ONLINE_SHARDS`` above 1, each member is kept in one of that many
+shards by a hash of it, each shard under a hash tag of its own (so a Redis
+Cluster spreads them over its masters): what a record touches lives in the
+member's shard, reads ask every shard at once and add up, and the site's
+record and daily peaks (under ``{KEY_PREFIX}``) are raised by snapshots.
+
 The scripts are the ``.lua`` files beside this module; each opens with its
-KEYS, ARGV and reply. Round trips: recording is one, a snapshot is one,
-statuses are one per ``LAST_SEEN_BATCH`` users, logging out is one (two if
-the user was in rooms), pruning is one per set and batch. docs/data-model.md
-lists them all.
+KEYS, ARGV and reply. Round trips: recording is one, a snapshot is one (two
+with shards, and one more when a set is at its cap), statuses are one per
+``LAST_SEEN_BATCH`` users (pipelined), logging out is one (two if the user
+was in rooms), pruning is one per set and batch. docs/data-model.md lists
+them all.
 """
 
 from __future__ import annotations
 
 import functools
 import hashlib
+import heapq
 import re
 import secrets
 from collections.abc import Iterable, Sequence
@@ -27,15 +35,18 @@ from importlib.resources import files
 from typing import Any, Literal
 
 from redis import Redis
-from redis.exceptions import NoScriptError
+from redis.exceptions import NoScriptError, RedisError
 
-from whos_online.conf import Config, conf, get_config
+from whos_online.conf import Config, Shard, conf, get_config
 from whos_online.privacy import SALT_SECONDS
 
 Kind = Literal["users", "hidden", "guests", "bots"]
 KINDS: tuple[Kind, ...] = ("users", "hidden", "guests", "bots")
 # Who counts towards "most ever online" and "online now": people, not crawlers.
 PEOPLE: tuple[Kind, ...] = ("users", "hidden", "guests")
+# The sets that can grow past WHOS_ONLINE_MAX_MEMBERS, whose numbers are then
+# estimated from a HyperLogLog per minute.
+ESTIMATED: tuple[Kind, ...] = ("users", "guests")
 
 # One prune script removes at most this many members, or keeps at most this
 # many by copying them out of a mostly stale set: about a millisecond inside
@@ -67,6 +78,20 @@ class Counts:
     hidden: int = 0
     guests: int = 0
     bots: int = 0
+    estimated: frozenset[Kind] = frozenset()
+    """The kinds whose sets are at ``WHOS_ONLINE_MAX_MEMBERS``: their numbers
+    are estimates (within 2%), not exact counts."""
+
+    @classmethod
+    def of(cls, numbers: Sequence[int]) -> Counts:
+        """Exact counts of users, hidden users, guests and bots, in that order."""
+        users, hidden, guests, bots = (int(n) for n in numbers)
+        return cls(users, hidden, guests, bots)
+
+    @property
+    def is_estimate(self) -> bool:
+        """Whether the number of people is an estimate (see ``estimated``)."""
+        return bool(self.estimated)
 
     @property
     def people(self) -> int:
@@ -129,13 +154,20 @@ def is_room_name(name: object) -> bool:
 
 
 def key(name: str, room: str | None = None) -> str:
-    """The Redis key ``name`` (of ``room``); all of a site's share a hash tag."""
-    config = get_config()
+    """The Redis key ``name`` (of ``room``) of the first shard: with one shard
+    (the default) every key of the site, with several the keys of the
+    members that hash to it. ``"record"`` and ``"daily-peaks"`` are the
+    site's own: see :meth:`~whos_online.conf.Config.key`."""
+    return shard_key(get_config().shards[0], name, room)
+
+
+def shard_key(shard: Shard, name: str, room: str | None = None) -> str:
+    """The Redis key ``name`` (of ``room``) in ``shard``."""
     if room is None:
-        return config.key(name)
+        return shard.key(name)
     if not is_room_name(room):
         raise ValueError(f"Not a room name: {room!r}")
-    return config.key(f"room:{room}:{name}")
+    return shard.key(f"room:{room}:{name}")
 
 
 def record_user(pk: object, *, hidden: bool = False) -> float:
@@ -165,38 +197,43 @@ def record(
     """Mark ``member`` of ``kind`` as seen now.
 
     ``previous_guest`` (stored form) is removed from the guests in the same
-    step: the guest who just logged in as this user. ``device`` marks the
-    session a user was seen on, so logging out elsewhere keeps them online.
+    step: the guest who just logged in as this user (a second command when
+    that guest is in another shard). ``device`` marks the session a user was
+    seen on, so logging out elsewhere keeps them online.
     ``location`` ("label<TAB>path") is where a user is.
     With ``least_interval``, a member recorded less than that many seconds
     ago is not recorded again, and ``None`` is returned.
     """
     config = get_config()
-    day = today(config)
+    shard = config.shard_of(member)
+    whole = len(config.shards) == 1
+    guest_here = whole or config.shard_of(previous_guest) is shard
+    minute = int(config.state.clock.now() // 60)
     reply = _run(
         config,
         "record",
-        _record_keys(config, kind, member if device else "", day),
+        _record_keys(shard, kind, member if device else "", minute),
         [
             config.window,
             member,
             config.max_members,
             least_interval,
-            previous_guest,
+            previous_guest if guest_here else "",
             device,
             "1" if config.allow_invisible and kind == "users" else "0",
-            day,
+            minute // 1440,
             location,
+            "1" if whole else "0",
         ],
     )
     if not reply:
         return None
     now, generation, entered, hidden, unloaded = reply
-    stamp = Stamp(
-        float(now), generation.decode(), bool(entered), bool(hidden), bool(unloaded)
-    )
-    config.state.clock.observe(stamp.now, stamp.generation)
-    return stamp
+    label = config.state.clock.observe(float(now), generation.decode(), shard.index)
+    if previous_guest and not guest_here:
+        guests = config.shard_of(previous_guest).key("guests")
+        config.client.zrem(guests, previous_guest)
+    return Stamp(float(now), label, bool(entered), bool(hidden), bool(unloaded))
 
 
 def today(config: Config) -> int:
@@ -204,19 +241,19 @@ def today(config: Config) -> int:
     return int(config.state.clock.now() // 86400)
 
 
-def _record_keys(config: Config, kind: Kind, user: str, day: int) -> list[bytes]:
-    keys = _fixed_record_keys(config.prefix, kind)
+def _record_keys(shard: Shard, kind: Kind, user: str, minute: int) -> list[bytes]:
+    keys = _fixed_record_keys(shard.tag, kind)
     if kind == "bots":
         return list(keys)
-    devices = config.key(f"devices:{user}").encode() if user else keys[0]
-    return [*keys, devices, *_daily_keys(config.prefix, day)]
+    devices = shard.key(f"devices:{user}").encode() if user else keys[0]
+    return [*keys, devices, *_minute_keys(shard.tag, kind, minute)]
 
 
 # Every unguarded request sends these keys: built and encoded once (redis-py
-# passes bytes through as they are), for a few prefixes and days at most.
-@functools.lru_cache(maxsize=32)
-def _fixed_record_keys(prefix: str, kind: Kind) -> tuple[bytes, ...]:
-    site = f"{{{prefix}}}:"
+# passes bytes through as they are), for a few shards, kinds and minutes.
+@functools.lru_cache(maxsize=64)
+def _fixed_record_keys(tag: str, kind: Kind) -> tuple[bytes, ...]:
+    site = f"{{{tag}}}:"
     first = (site + kind, site + _other_set(kind), site + "generation")
     if kind == "bots":
         return tuple(name.encode() for name in first)
@@ -225,11 +262,21 @@ def _fixed_record_keys(prefix: str, kind: Kind) -> tuple[bytes, ...]:
     return tuple(name.encode() for name in (*first, *people, *rest))
 
 
-@functools.lru_cache(maxsize=8)
-def _daily_keys(prefix: str, day: int) -> tuple[bytes, ...]:
-    site = f"{{{prefix}}}:"
+@functools.lru_cache(maxsize=256)
+def _minute_keys(tag: str, kind: Kind, minute: int) -> tuple[bytes, ...]:
+    site = f"{{{tag}}}:"
+    day = minute // 1440
     names = ("invisible", f"day:{day}:users", f"day:{day}:guests", "daily-peaks")
-    return tuple((site + name).encode() for name in (*names, "where"))
+    estimate = estimate_key(tag, kind, minute) if kind in ESTIMATED else site + kind
+    return tuple(
+        n.encode() for n in (*(site + n for n in names), site + "where", estimate)
+    )
+
+
+def estimate_key(tag: str, kind: Kind, minute: int) -> str:
+    """The HyperLogLog of the members of ``kind`` recorded in ``minute``
+    (minutes since the epoch) in the shard tagged ``tag``."""
+    return f"{{{tag}}}:seen:{kind}:{minute}"
 
 
 def _other_set(kind: Kind) -> Kind:
@@ -240,13 +287,21 @@ def _other_set(kind: Kind) -> Kind:
 
 def record_in_room(room: str, kind: Kind, member: str) -> float | None:
     """Mark ``member`` as in ``room`` now; ``None`` if the room was refused
-    because ``WHOS_ONLINE_MAX_ROOMS`` other rooms are in use."""
+    because ``WHOS_ONLINE_MAX_ROOMS`` other rooms are in use (in the
+    member's shard, when there are several)."""
     config = get_config()
-    target = key(kind, room)
-    user_rooms = key(f"rooms-of:{member}") if kind in ("users", "hidden") else target
-    keys = [key("rooms"), target, key(_other_set(kind), room), user_rooms]
+    shard = config.shard_of(member)
+    target = shard_key(shard, kind, room)
+    people = kind in ("users", "hidden")
+    user_rooms = shard.key(f"rooms-of:{member}") if people else target
+    keys = [
+        shard.key("rooms"),
+        target,
+        shard_key(shard, _other_set(kind), room),
+        user_rooms,
+    ]
     if config.allow_invisible and kind == "users":
-        keys.append(key("invisible"))
+        keys.append(shard.key("invisible"))
     args: list[str | int] = [
         config.window,
         member,
@@ -271,12 +326,10 @@ def log_out(pk: str, device: str) -> LoggedOut:
     rooms included, unless another device of theirs was seen within the
     guard period."""
     config = get_config()
+    shard = config.shard_of(pk)
     keys = [
-        key("users"),
-        key("hidden"),
-        key(f"devices:{pk}"),
-        key(f"rooms-of:{pk}"),
-        key("where"),
+        shard.key(name)
+        for name in ("users", "hidden", f"devices:{pk}", f"rooms-of:{pk}", "where")
     ]
     reply = _run(config, "log_out", keys, [pk, device, config.guard_seconds])
     if reply is None:
@@ -285,8 +338,8 @@ def log_out(pk: str, device: str) -> LoggedOut:
     if rooms:
         pipe = config.client.pipeline(transaction=False)
         for room in _decoded(rooms):
-            pipe.zrem(key("users", room), pk)
-            pipe.zrem(key("hidden", room), pk)
+            pipe.zrem(shard_key(shard, "users", room), pk)
+            pipe.zrem(shard_key(shard, "hidden", room), pk)
         pipe.execute()
     return LoggedOut(removed=True, hidden=bool(was_hidden))
 
@@ -297,7 +350,9 @@ def set_invisible(pk: str, invisible: bool) -> bool:
     ``False`` if the mirror is missing: load it (:func:`load_invisible`),
     then call again."""
     config = get_config()
-    keys = [key("invisible"), key("users"), key("hidden"), key(f"rooms-of:{pk}")]
+    shard = config.shard_of(pk)
+    keys = [shard.key(name) for name in ("invisible", "users", "hidden")]
+    keys.append(shard.key(f"rooms-of:{pk}"))
     args = [pk, "1" if invisible else "0", config.window]
     rooms = _run(config, "visibility", keys, args)
     if rooms is None:
@@ -305,32 +360,39 @@ def set_invisible(pk: str, invisible: bool) -> bool:
     if rooms:
         leave: Kind = "users" if invisible else "hidden"
         join: Kind = "hidden" if invisible else "users"
-        _move_in_rooms(config, pk, _decoded(rooms), leave, join)
+        _move_in_rooms(config, shard, pk, _decoded(rooms), leave, join)
     return True
 
 
 def _move_in_rooms(
-    config: Config, pk: str, rooms: list[str], leave: Kind, join: Kind
+    config: Config, shard: Shard, pk: str, rooms: list[str], leave: Kind, join: Kind
 ) -> None:
     """Move ``pk`` from ``leave`` to ``join`` in each room, keeping when they
     were seen: two pipelined round trips."""
     reads = config.client.pipeline(transaction=False)
     for room in rooms:
-        reads.zscore(key(leave, room), pk)
+        reads.zscore(shard_key(shard, leave, room), pk)
     writes = config.client.pipeline(transaction=False)
     for room, seen in zip(rooms, reads.execute(), strict=True):
         if seen is not None:
-            writes.zrem(key(leave, room), pk)
-            writes.zadd(key(join, room), {pk: seen})
-            writes.expire(key(join, room), config.window)
+            writes.zrem(shard_key(shard, leave, room), pk)
+            writes.zadd(shard_key(shard, join, room), {pk: seen})
+            writes.expire(shard_key(shard, join, room), config.window)
     writes.execute()
 
 
 def load_invisible(pks: Iterable[object]) -> int:
     """Fill the mirror of users who chose to appear offline (after Redis lost
-    it); how many there are."""
-    members = [str(pk) for pk in pks]
-    return int(_run(get_config(), "load_invisible", [key("invisible")], members))
+    it), in every shard; how many there are."""
+    config = get_config()
+    members: dict[Shard, list[str]] = {shard: [] for shard in config.shards}
+    for pk in pks:
+        members[config.shard_of(str(pk))].append(str(pk))
+    calls = [
+        Call("load_invisible", [shard.key("invisible")], chosen, shard)
+        for shard, chosen in members.items()
+    ]
+    return sum(int(n) for n in _run_all(config, calls))
 
 
 def device_of(session_key: str) -> str:
@@ -350,35 +412,81 @@ def snapshot(
     bot_limit: int | None = None,
 ) -> Snapshot:
     """The users, and as many hidden users, guests and bots as asked for,
-    newest first, with every count and the record: one round trip.
+    newest first, with every count and the record.
+
+    One round trip. With shards, the shards' scripts are pipelined (on a
+    cluster, sent to every master before any reply is read), and a second
+    script raises and reads the site's record; a shard that is down is left
+    out (its breaker opened) rather than failing the page. A set at its cap
+    costs one round trip more, for the estimate of how many it would hold.
 
     A site-wide snapshot also samples the minute for the history and may
     raise the record, so both stay true while everyone is guarded.
     """
     config = get_config()
     bots_listed = limit if bot_limit is None else bot_limit
-    limits = [limit, hidden_limit, guest_limit, bots_listed]
+    limits = [max(n, 0) for n in (limit, hidden_limit, guest_limit, bots_listed)]
     day = today(config)
-    keys = [
-        *(key(kind, room) for kind in KINDS),
-        key("record"),
-        key("history"),
-        key("generation"),
-        key(f"day:{day}:users"),
-        key(f"day:{day}:guests"),
-        key("daily-peaks"),
-        key("where"),
+    whole = len(config.shards) == 1
+    mode = "0" if room is not None else "1" if whole else "2"
+    calls = [
+        Call(
+            "snapshot",
+            _snapshot_keys(shard, room, day),
+            [config.window, *limits, mode, day],
+            shard,
+        )
+        for shard in config.shards
     ]
-    args = [
-        config.window,
-        *(max(n, 0) for n in limits),
-        "1" if room is None else "0",
-        day,
+    parts = [
+        (call.shard, _snapshot_part(config, call.shard, reply))
+        for call, reply in _run_shards(config, calls)
     ]
-    now, listed, counts, (best, best_at), generation, daily, where = _run(
-        config, "snapshot", keys, args
+    first = parts[0][1]
+    counts = _counted(config, parts, first.now)
+    record, most_today = first.record, first.today.most_online
+    if not whole:
+        record, most_today = (
+            (None, 0) if room is not None else _raise_site(config, counts, day)
+        )
+    users, hidden, guests, bots = (
+        _newest([getattr(part, kind) for _, part in parts], n)
+        for kind, n in zip(KINDS, limits, strict=True)
     )
-    config.state.clock.observe(float(now), generation.decode())
+    return Snapshot(
+        now=max(part.now for _, part in parts),
+        window=config.window,
+        users=users,
+        hidden=hidden,
+        guests=guests,
+        bots=bots,
+        counts=counts,
+        record=record,
+        today=Today()
+        if room is not None
+        else Today(
+            sum(part.today.users for _, part in parts),
+            sum(part.today.guests for _, part in parts),
+            most_today,
+        ),
+        where={k: v for _, part in parts for k, v in part.where.items()},
+    )
+
+
+def _snapshot_keys(shard: Shard, room: str | None, day: int) -> list[str]:
+    return [
+        *(shard_key(shard, kind, room) for kind in KINDS),
+        *(shard.key(name) for name in ("record", "history", "generation")),
+        *(shard.key(f"day:{day}:{kind}") for kind in ("users", "guests")),
+        shard.key("daily-peaks"),
+        shard.key("where"),
+    ]
+
+
+def _snapshot_part(config: Config, shard: Shard, reply: Any) -> Snapshot:
+    """One shard's answer (with one shard, the whole answer)."""
+    now, listed, counts, (best, best_at), generation, daily, where = reply
+    config.state.clock.observe(float(now), generation.decode(), shard.index)
     users, hidden, guests, bots = (_pairs(flat) for flat in listed)
     return Snapshot(
         now=float(now),
@@ -387,9 +495,9 @@ def snapshot(
         hidden=hidden,
         guests=guests,
         bots=bots,
-        counts=Counts(*(int(n) for n in counts)),
+        counts=Counts.of(counts),
         record=None if best is None else (int(best), float(best_at)),
-        today=Today(*(int(n) for n in daily)) if room is None else Today(),
+        today=Today(*(int(n) for n in daily)),
         where={
             member: found
             for (member, _), found in zip(
@@ -400,32 +508,120 @@ def snapshot(
     )
 
 
-def sync_clock() -> None:
-    """Learn Redis' time and data generation now (see ``ServerClock``)."""
+def _newest(
+    lists: list[list[tuple[str, float]]], limit: int
+) -> list[tuple[str, float]]:
+    """The ``limit`` newest of the shards' lists, each newest first."""
+    if len(lists) == 1:
+        return lists[0]
+    merged = heapq.merge(*lists, key=lambda pair: -pair[1])
+    return [pair for pair, _ in zip(merged, range(limit), strict=False)]
+
+
+def _counted(config: Config, parts: list[tuple[Shard, Snapshot]], now: float) -> Counts:
+    """The shards' counts added up; a set at its cap counted by its estimate."""
+    totals = dict.fromkeys(KINDS, 0)
+    at_cap: list[tuple[Shard, Kind, int]] = []
+    for shard, part in parts:
+        for kind in KINDS:
+            counted = getattr(part.counts, kind)
+            if kind in ESTIMATED and counted >= config.max_members:
+                at_cap.append((shard, kind, counted))
+            else:
+                totals[kind] += counted
+    estimated = {kind for _, kind, _ in at_cap}
+    for (_, kind, counted), guess in zip(
+        at_cap, _estimates(config, at_cap, now), strict=True
+    ):
+        totals[kind] += max(counted, guess)
+    return Counts(**totals, estimated=frozenset(estimated))
+
+
+def _estimates(
+    config: Config, sets: list[tuple[Shard, Kind, int]], now: float
+) -> list[int]:
+    """How many members each set would hold were it not capped: the union of
+    the HyperLogLogs of the window's minutes (one round trip), the oldest
+    minute counted for the part of it inside the window."""
+    if not sets:
+        return []
+    since = now - config.window
+    first, last = int(since // 60), int(now // 60)
+    inside = (60 * (first + 1) - since) / 60
+    pipe = config.client.pipeline(transaction=False)
+    for shard, kind, _ in sets:
+        minutes = [estimate_key(shard.tag, kind, m) for m in range(first, last + 1)]
+        pipe.pfcount(*minutes)
+        pipe.pfcount(*minutes[1:])
+    counted = pipe.execute()
+    return [
+        round(newer + inside * (every - newer))
+        for every, newer in zip(counted[::2], counted[1::2], strict=True)
+    ]
+
+
+def _raise_site(
+    config: Config, counts: Counts, day: int
+) -> tuple[tuple[int, float] | None, int]:
+    """Raise the site's record and today's peak to the shards' sum (they
+    cannot, holding a part each); the record, and today's peak."""
+    best, best_at, peak = _run(
+        config,
+        "raise",
+        [config.key("record"), config.key("daily-peaks")],
+        [counts.people, day],
+    )
+    record = None if best is None else (int(best), float(best_at))
+    return record, int(peak)
+
+
+def sync_clock(shard: int | None = None) -> None:
+    """Learn Redis' time and the data generation of ``shard`` (of every
+    shard if ``None``) now; see ``ServerClock``."""
     config = get_config()
-    now, generation = _run(config, "clock", [key("generation")], [])
-    config.state.clock.observe(float(now), generation.decode())
+    shards = config.shards if shard is None else (config.shards[shard],)
+    calls = [Call("clock", [one.key("generation")], [], one) for one in shards]
+    replies = (
+        _run_shards(config, calls)
+        if shard is None
+        else [(calls[0], _run(config, "clock", calls[0].keys, []))]
+    )
+    for call, (now, generation) in replies:
+        config.state.clock.observe(float(now), generation.decode(), call.shard.index)
 
 
 def last_seen_many(pks: Iterable[object]) -> LastSeen:
-    """When each user was last seen, hidden or not, with ZMSCORE: one round
-    trip per ``LAST_SEEN_BATCH`` users, however many there are."""
+    """When each user was last seen, hidden or not, with ZMSCORE: one
+    pipelined round trip, a script per shard and ``LAST_SEEN_BATCH`` users."""
     config = get_config()
     members = list(dict.fromkeys(str(pk) for pk in pks))
-    now = _server_time() if not members else 0.0
+    if not members:
+        return LastSeen(now=_server_time(), seen={}, hidden=frozenset())
+    by_shard: dict[Shard, list[str]] = {}
+    for member in members:
+        by_shard.setdefault(config.shard_of(member), []).append(member)
+    calls = [
+        Call(
+            "last_seen",
+            [shard.key("users"), shard.key("hidden")],
+            chosen[start : start + LAST_SEEN_BATCH],
+            shard,
+        )
+        for shard, chosen in by_shard.items()
+        for start in range(0, len(chosen), LAST_SEEN_BATCH)
+    ]
+    now = 0.0
     seen: dict[str, float] = {}
     hidden: set[str] = set()
-    for start in range(0, len(members), LAST_SEEN_BATCH):
-        batch = members[start : start + LAST_SEEN_BATCH]
-        now, visible, concealed = _run(
-            config, "last_seen", [key("users"), key("hidden")], batch
-        )
-        for member, shown, secret in zip(batch, visible, concealed, strict=True):
+    for call, (answered_at, visible, concealed) in _run_shards(config, calls):
+        now = max(now, float(answered_at))
+        for asked, shown, secret in zip(call.args, visible, concealed, strict=True):
+            pk = str(asked)
             if secret is not None and (shown is None or float(secret) > float(shown)):
-                seen[member] = float(secret)
-                hidden.add(member)
+                seen[pk] = float(secret)
+                hidden.add(pk)
             elif shown is not None:
-                seen[member] = float(shown)
+                seen[pk] = float(shown)
     return LastSeen(now=float(now), seen=seen, hidden=frozenset(hidden))
 
 
@@ -436,7 +632,8 @@ def last_seen(pk: object) -> float | None:
 
 def most_ever_online() -> tuple[int, float] | None:
     """The most people (not bots) ever online at once, and when."""
-    count, at = get_config().client.hmget(key("record"), ["count", "at"])
+    config = get_config()
+    count, at = config.client.hmget(config.key("record"), ["count", "at"])
     if count is None or at is None:
         return None
     return int(count), float(at)
@@ -444,14 +641,19 @@ def most_ever_online() -> tuple[int, float] | None:
 
 def reset_most_ever_online() -> bool:
     """Forget the record; whether there was one."""
-    return bool(get_config().client.delete(key("record")))
+    config = get_config()
+    return bool(config.client.delete(config.key("record")))
 
 
 @dataclass(frozen=True)
 class History:
     """``minutes``: ``(minute start, most online)`` for each sampled minute
     of the past 24 hours; ``days``: ``(day start, most online)`` for each of
-    the past 90 days with a peak; both oldest first, times in seconds."""
+    the past 90 days with a peak; both oldest first, times in seconds.
+
+    With shards, a minute's figure is the sum of the shards' highest in that
+    minute, so it may run a little above the most online at any one moment.
+    """
 
     now: float
     minutes: list[tuple[int, int]]
@@ -459,24 +661,41 @@ class History:
 
 
 def history() -> History:
-    """The staff page's charts: one round trip, at most 1440 + 90 fields."""
-    now, samples, peaks = _run(
-        get_config(), "history", [key("history"), key("daily-peaks")], []
-    )
-    first = int(float(now)) // 60 - HISTORY_MINUTES + 1
-    minutes = []
-    for sample in samples:
-        minute, _, online = sample.decode().partition(":")
-        if int(minute) >= first:
-            minutes.append((int(minute) * 60, int(online)))
+    """The staff page's charts: one round trip (two with shards), at most
+    1440 fields per shard and 90."""
+    config = get_config()
+    peaks_key = config.key("daily-peaks")
+    calls = [
+        Call("history", [shard.key("history"), shard.key("daily-peaks")], [], shard)
+        for shard in config.shards
+    ]
+    replies = [reply for _, reply in _run_shards(config, calls)]
+    if len(config.shards) == 1:
+        peaks = replies[0][2]
+    else:
+        found: dict[bytes, bytes] = config.client.hgetall(peaks_key)  # type: ignore[assignment]
+        peaks = [item for pair in found.items() for item in pair]
+    now = max(float(reply[0]) for reply in replies)
+    first = int(now) // 60 - HISTORY_MINUTES + 1
+    online: dict[int, int] = {}
+    for _, samples, _ in replies:
+        for sample in samples:
+            minute, _, most = sample.decode().partition(":")
+            if int(minute) >= first:
+                online[int(minute) * 60] = online.get(int(minute) * 60, 0) + int(most)
     days = [(int(peaks[i]) * 86400, int(peaks[i + 1])) for i in range(0, len(peaks), 2)]
-    return History(float(now), sorted(minutes), sorted(days))
+    return History(now, sorted(online.items()), sorted(days))
 
 
 def rooms() -> list[str]:
     """The rooms with anyone in them within the window."""
-    since = _server_time() - get_config().window
-    return _decoded(get_config().client.zrangebyscore(key("rooms"), since, "+inf"))
+    config = get_config()
+    calls = [
+        Call("rooms", [shard.key("rooms")], [config.window], shard)
+        for shard in config.shards
+    ]
+    found = _run_shards(config, calls)
+    return sorted({name for _, names in found for name in _decoded(names)})
 
 
 def _server_time() -> float:
@@ -486,9 +705,9 @@ def _server_time() -> float:
 
 def guest_salt() -> bytes:
     """The salt of hashed guest addresses, set now if there is none."""
-    salt: bytes = _run(
-        get_config(), "salt", [key("salt")], [secrets.token_hex(16), SALT_SECONDS]
-    )
+    config = get_config()
+    args: list[str | int] = [secrets.token_hex(16), SALT_SECONDS]
+    salt: bytes = _run(config, "salt", [config.key("salt")], args)
     return salt
 
 
@@ -504,39 +723,53 @@ class Pruned:
 
 def prune(*, dry_run: bool = False) -> Pruned:
     """Remove members last seen before the window from every set, rooms
-    included."""
+    included, shard by shard."""
+    removed: dict[str, int] = {}
+    users_left: list[str] = []
+    hidden_left: list[str] = []
+    for shard in get_config().shards:
+        pruned = _prune_shard(shard, dry_run=dry_run)
+        for name, count in pruned.removed.items():
+            removed[name] = removed.get(name, 0) + count
+        users_left += pruned.users_left
+        hidden_left += pruned.hidden_left
+    return Pruned(removed, users_left, hidden_left)
+
+
+def _prune_shard(shard: Shard, *, dry_run: bool) -> Pruned:
     removed: dict[str, int]
     if dry_run:
         users_left: list[str] = []
         hidden_left: list[str] = []
-        removed = {kind: _prune_set(key(kind), dry_run=True) for kind in KINDS}
+        removed = {kind: _prune_set(shard, kind, dry_run=True) for kind in KINDS}
     else:
-        users_left = _prune_named(key("users"))
-        hidden_left = _prune_named(key("hidden"))
-        _forget_where(users_left + hidden_left)
+        users_left = _prune_named(shard, "users")
+        hidden_left = _prune_named(shard, "hidden")
+        _forget_where(shard, users_left + hidden_left)
         removed = {"users": len(users_left), "hidden": len(hidden_left)}
         removed |= {
-            kind: _prune_set(key(kind), dry_run=False) for kind in ("guests", "bots")
+            kind: _prune_set(shard, kind, dry_run=False) for kind in ("guests", "bots")
         }
-    for room in _decoded(get_config().client.zrange(key("rooms"), 0, -1)):
+    client = get_config().client
+    for room in _decoded(client.zrange(shard.key("rooms"), 0, -1)):
         for kind in KINDS:
             removed[f"room:{room}:{kind}"] = _prune_set(
-                key(kind, room), dry_run=dry_run
+                shard, kind, room, dry_run=dry_run
             )
-    removed["rooms"] = _prune_set(key("rooms"), dry_run=dry_run)
+    removed["rooms"] = _prune_set(shard, "rooms", dry_run=dry_run)
     return Pruned(removed, users_left, hidden_left)
 
 
-def _forget_where(pks: list[str]) -> None:
+def _forget_where(shard: Shard, pks: list[str]) -> None:
     client = get_config().client
     for start in range(0, len(pks), PRUNE_BATCH):
-        client.hdel(key("where"), *pks[start : start + PRUNE_BATCH])
+        client.hdel(shard.key("where"), *pks[start : start + PRUNE_BATCH])
 
 
-def _prune_named(name: str) -> list[str]:
-    """Remove the stale members of ``name`` a batch at a time; which."""
+def _prune_named(shard: Shard, kind: Kind) -> list[str]:
+    """Remove the stale members of ``kind`` a batch at a time; which."""
     config = get_config()
-    keys = [name, key("prune-scratch")]
+    keys = [shard.key(kind), shard.key("prune-scratch")]
     left: list[str] = []
     while True:
         batch = _decoded(
@@ -547,9 +780,11 @@ def _prune_named(name: str) -> list[str]:
             return left
 
 
-def _prune_set(name: str, *, dry_run: bool) -> int:
+def _prune_set(
+    shard: Shard, name: str, room: str | None = None, *, dry_run: bool
+) -> int:
     config = get_config()
-    keys = [name, key("prune-scratch")]
+    keys = [shard_key(shard, name, room), shard.key("prune-scratch")]
     if dry_run:
         return int(_run(config, "prune", keys, [config.window, 0, "1", "0"]))
     removed = 0
@@ -603,3 +838,79 @@ def _run(
     except NoScriptError:
         client.script_load(source)
         return client.evalsha(sha, len(keys), *keys, *args)
+
+
+@dataclass(frozen=True)
+class Call:
+    """A script to run in ``shard``, among several sent together."""
+
+    script: str
+    keys: Sequence[str | bytes]
+    args: Sequence[str | bytes | int | float]
+    shard: Shard
+
+
+def _run_all(config: Config, calls: Sequence[Call]) -> list[Any]:
+    """Each call's reply: one round trip (per master, on a cluster)."""
+    if len(calls) == 1:
+        only = calls[0]
+        return [_run(config, only.script, only.keys, only.args)]
+    replies = _pipelined(config, calls)
+    for reply in replies:
+        if isinstance(reply, Exception):
+            raise reply
+    return replies
+
+
+def _run_shards(config: Config, calls: Sequence[Call]) -> list[tuple[Call, Any]]:
+    """Like :func:`_run_all`, for reads that can do without a shard that is
+    down: a shard whose breaker is open is not asked, one that fails opens
+    its breaker and is left out. Raises only when no shard answers."""
+    if len(config.shards) == 1:
+        return list(zip(calls, _run_all(config, calls), strict=True))
+    breakers = config.state.shard_breakers
+    live = [call for call in calls if not breakers[call.shard.index].is_open]
+    try:
+        replies = _pipelined(config, live)
+    except RedisError:  # a cluster pipeline gives up whole when a node is down
+        replies = [_reply_or_error(config, call) for call in live]
+    answered = []
+    failure: RedisError = RedisError("Every shard's breaker is open.")
+    for call, reply in zip(live, replies, strict=True):
+        if isinstance(reply, RedisError):
+            failure = reply
+            breakers[call.shard.index].failed(reply)
+        else:
+            breakers[call.shard.index].succeeded()
+            answered.append((call, reply))
+    if not answered:
+        raise failure
+    return answered
+
+
+def _reply_or_error(config: Config, call: Call) -> Any:
+    try:
+        return _run(config, call.script, call.keys, call.args)
+    except RedisError as exc:
+        return exc
+
+
+def _pipelined(config: Config, calls: Sequence[Call]) -> list[Any]:
+    """Send every call before reading any reply; errors are returned in
+    place. A script Redis does not know is loaded and its calls sent again."""
+    replies = _send(config, calls)
+    unknown = [i for i, reply in enumerate(replies) if isinstance(reply, NoScriptError)]
+    if unknown:
+        for name in {calls[i].script for i in unknown}:
+            config.client.script_load(_script(name)[0])
+        again = _send(config, [calls[i] for i in unknown])
+        for i, reply in zip(unknown, again, strict=True):
+            replies[i] = reply
+    return replies
+
+
+def _send(config: Config, calls: Sequence[Call]) -> list[Any]:
+    pipe = config.client.pipeline(transaction=False)
+    for call in calls:
+        pipe.evalsha(_script(call.script)[1], len(call.keys), *call.keys, *call.args)
+    return list(pipe.execute(raise_on_error=False))

@@ -41,6 +41,7 @@ def record_in_room(request: HttpRequest, template: str, kwargs: dict[str, Any]) 
             quietly(
                 lambda: presence.record_in_room(room, visitor.kind, visitor.member),
                 None,
+                get_config().breaker_of(visitor.member),
             )
 
 

@@ -24,6 +24,7 @@ from django.dispatch import Signal
 from django.http import HttpRequest
 
 from whos_online import presence
+from whos_online.conf import get_config
 from whos_online.failsafe import quietly
 
 logger = logging.getLogger("whos_online")
@@ -61,6 +62,7 @@ def user_logged_out(
     session_key = getattr(session, "session_key", None) or ""
     device = presence.device_of(session_key) if session_key else ""
     pk = str(user.pk)
-    left = quietly(lambda: presence.log_out(pk, device), None)
+    breaker = get_config().breaker_of(pk)
+    left = quietly(lambda: presence.log_out(pk, device), None, breaker)
     if left is not None and left.removed:
         announce(user_went_offline, user_pk=pk, hidden=left.hidden, reason="logout")

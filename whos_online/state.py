@@ -36,40 +36,72 @@ def local_time() -> float:
 
 
 class ServerClock:
-    """Redis' time and data generation, as this process last learnt them.
+    """Redis' time and the generation of each shard's data, as this process
+    last learnt them.
 
     Guards are stamped and checked by Redis' clock, so web servers whose
     clocks disagree agree on when a guard runs out; and a guard names the
-    generation of the data it vouches for, so after Redis loses its data
-    every guard is void within ``CLOCK_REFRESH_SECONDS``.
+    generation of the data it vouches for (its *label*: the generation, led
+    by the shard's number when there are several shards), so after Redis
+    loses a shard's data the guards of that shard are void within
+    ``CLOCK_REFRESH_SECONDS``.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, shards: int = 1) -> None:
         self.offset = 0.0
-        self.generation = ""
-        self._trusted_until = float("-inf")
+        self._labels = [""] * shards
+        self._trusted_until = [float("-inf")] * shards
+        # label -> until when it is trusted: the guarded request's one lookup.
+        self._trusted: dict[str, float] = {}
 
-    def observe(self, server_now: float, generation: str) -> None:
-        """Learn from a reply of Redis received just now."""
+    def observe(self, server_now: float, generation: str, shard: int = 0) -> str:
+        """Learn from a reply of Redis (about ``shard``) received just now;
+        returns the label a guard of that shard's data carries."""
         local = local_time()
         self.offset = server_now - local
-        self.generation = generation
-        self._trusted_until = local + CLOCK_REFRESH_SECONDS
+        label = generation if len(self._labels) == 1 else f"{shard}-{generation}"
+        if self._labels[shard] != label:
+            self._trusted.pop(self._labels[shard], None)
+            self._labels[shard] = label
+        self._trusted_until[shard] = self._trusted[label] = (
+            local + CLOCK_REFRESH_SECONDS
+        )
+        return label
+
+    def label(self, shard: int = 0) -> str:
+        """The label of ``shard``'s data generation, as last learnt."""
+        return self._labels[shard]
 
     def now(self) -> float:
         """Redis' time now, as well as this process knows it."""
         return local_time() + self.offset
 
-    def is_before(self, server_time: float) -> bool:
-        """Whether Redis' time is not yet ``server_time``, by what this process
-        learnt lately (``False`` when that was too long ago to trust)."""
+    def vouches(self, label: str, server_time: float) -> bool:
+        """Whether the data ``label`` names is still there and Redis' time is
+        not yet ``server_time``, by what this process learnt lately (``False``
+        when that was too long ago to trust)."""
         local = local_time()
-        return local < self._trusted_until and local + self.offset <= server_time
+        return (
+            local < self._trusted.get(label, float("-inf"))
+            and local + self.offset <= server_time
+        )
 
-    @property
-    def is_stale(self) -> bool:
-        """Whether it is time to ask Redis again."""
-        return local_time() >= self._trusted_until
+    def stale_shard(self, label: str) -> int | None:
+        """The shard a guard of ``label`` vouches for, if it is time to ask
+        Redis about it again; ``None`` if what this process knows is recent
+        (or the label names no shard of ours)."""
+        shard = self._shard_of(label)
+        if shard is None or local_time() < self._trusted_until[shard]:
+            return None
+        return shard
+
+    def _shard_of(self, label: str) -> int | None:
+        if len(self._labels) == 1:
+            return 0
+        number, dash, _ = label.partition("-")
+        if dash and number.isdigit() and int(number) < len(self._labels):
+            return int(number)
+        return None
 
 
 class CircuitBreaker:
@@ -99,7 +131,9 @@ class CircuitBreaker:
         )
 
     def succeeded(self) -> None:
-        if self._failing:
+        """A call made while it was closed succeeded: close it, unless a call
+        inside that one (to one shard, say) has just opened it."""
+        if self._failing and not self.is_open:
             self._failing = False
             self._log.forget("redis")
             logger.info("Who's online reaches Redis again.")
@@ -193,9 +227,16 @@ class SaltCache:
 
 
 class State:
-    def __init__(self, *, failure_backoff: float) -> None:
+    def __init__(self, *, failure_backoff: float, shards: int = 1) -> None:
         self.breaker = CircuitBreaker(failure_backoff)
-        self.clock = ServerClock()
+        """Opened by a failure of the site as a whole (or of its only shard)."""
+        self.shard_breakers = (
+            (self.breaker,)
+            if shards == 1
+            else tuple(CircuitBreaker(failure_backoff) for _ in range(shards))
+        )
+        """One per shard, so a master that is down stops only its shards."""
+        self.clock = ServerClock(shards)
         self.guards: BoundedMemo[tuple[str, str, str], Guard | None] = BoundedMemo(4096)
         self.bots = Throttle()
         self.salt = SaltCache()

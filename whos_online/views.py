@@ -182,6 +182,7 @@ def roster_data(roster: Roster) -> dict[str, Any]:
             "guests": roster.counts.guests,
             "bots": roster.counts.bots,
             "total": roster.counts.total,
+            "estimated": sorted(roster.counts.estimated),
         },
         "users": [
             {"name": online.name, "url": online.url, "hidden": online.hidden}

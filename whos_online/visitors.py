@@ -21,6 +21,7 @@ from whos_online import guard, locations, presence, signals, visibility
 from whos_online.addresses import client_address
 from whos_online.bots import bot_name
 from whos_online.conf import Config, get_config
+from whos_online.failsafe import quietly
 from whos_online.presence import Kind, Snapshot, Stamp
 from whos_online.privacy import stored_address
 
@@ -225,10 +226,11 @@ class Visit:
                 location=where,
             )
 
-        stamp = record()
+        breaker = self.config.breaker_of(visitor.member)
+        stamp = quietly(record, None, breaker)
         if stamp is not None and stamp.unloaded:
             visibility.load_mirror()
-            stamp = record()
+            stamp = quietly(record, None, breaker)
         self.stamp = stamp
         if stamp is not None and stamp.invisible:
             visitor = replace(visitor, kind="hidden")

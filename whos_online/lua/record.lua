@@ -16,6 +16,9 @@
 -- KEYS[12] today's guests: a HyperLogLog of the stored members
 -- KEYS[13] the daily peaks hash: day -> most online that day, 90 days kept
 -- KEYS[14] the locations hash: user key -> "label<TAB>path"
+-- KEYS[15] this minute's HyperLogLog of KEYS[1]'s members, which estimates
+--          how many are online once the set is at its cap (users and guests
+--          only; else KEYS[1])
 --
 -- ARGV[1]  the window, in seconds
 -- ARGV[2]  the member
@@ -26,6 +29,9 @@
 -- ARGV[7]  '1' if a user may be invisible (consult KEYS[10]), else '0'
 -- ARGV[8]  today, in days since the epoch
 -- ARGV[9]  a user's location ("label<TAB>path"), or '' to leave it be
+-- ARGV[10] '1' if these keys hold the whole site: then the record and the
+--          daily peaks are raised here; '0' for one of several shards, whose
+--          history is its own and whose peaks are raised by snapshots
 --
 -- Returns {now, generation, entered, hidden, unloaded}: now as
 -- "seconds.micros", entered 1 if the member was not online before, hidden 1
@@ -39,6 +45,26 @@ local now = t[1] .. '.' .. micros
 local since = (tonumber(t[1]) - tonumber(ARGV[1])) .. '.' .. micros
 local cap = tonumber(ARGV[3])
 local people = #KEYS > 3
+
+-- "Most ever online" and today's peak, raised to ``online`` if below it.
+local function raise_site_figures(online)
+  local best = tonumber(redis.call('HGET', KEYS[7], 'count') or '0')
+  if online > best then
+    redis.call('HSET', KEYS[7], 'count', online, 'at', now)
+  end
+  local peak = redis.call('HGET', KEYS[13], ARGV[8])
+  if not peak then
+    -- A new day: forget the days older than 90.
+    for _, day in ipairs(redis.call('HKEYS', KEYS[13])) do
+      if tonumber(day) <= tonumber(ARGV[8]) - 90 then
+        redis.call('HDEL', KEYS[13], day)
+      end
+    end
+  end
+  if online > tonumber(peak or '0') then
+    redis.call('HSET', KEYS[13], ARGV[8], online)
+  end
+end
 
 local target, other, hidden, unloaded = KEYS[1], KEYS[2], 0, 0
 if people and ARGV[7] == '1' then
@@ -75,6 +101,10 @@ end
 local entered = not last or tonumber(last) < tonumber(since)
 
 if people then
+  if target == KEYS[1] and KEYS[15] ~= KEYS[1]
+      and redis.call('PFADD', KEYS[15], ARGV[2]) == 1 then
+    redis.call('EXPIRE', KEYS[15], tonumber(ARGV[1]) + 120)
+  end
   if ARGV[5] ~= '' then
     redis.call('ZREM', KEYS[6], ARGV[5])
   end
@@ -115,24 +145,11 @@ if people then
     for i = 4, 6 do
       online = online + redis.call('ZCOUNT', KEYS[i], since, '+inf')
     end
-    local best = tonumber(redis.call('HGET', KEYS[7], 'count') or '0')
-    if online > best then
-      redis.call('HSET', KEYS[7], 'count', online, 'at', now)
-    end
     if at ~= minute or online > most then
       redis.call('HSET', KEYS[8], slot, minute .. ':' .. online)
     end
-    local peak = redis.call('HGET', KEYS[13], ARGV[8])
-    if not peak then
-      -- A new day: forget the days older than 90.
-      for _, day in ipairs(redis.call('HKEYS', KEYS[13])) do
-        if tonumber(day) <= tonumber(ARGV[8]) - 90 then
-          redis.call('HDEL', KEYS[13], day)
-        end
-      end
-    end
-    if online > tonumber(peak or '0') then
-      redis.call('HSET', KEYS[13], ARGV[8], online)
+    if ARGV[10] == '1' then
+      raise_site_figures(online)
     end
   end
 end

@@ -12,7 +12,9 @@
 -- ARGV[2..5]  how many to list of each set, newest first
 -- ARGV[6]     '1' for the site's sets: then the people counted here also
 --             sample the history and may raise the record, so that a minute
---             in which everyone is guarded still has its point; '0' for a room
+--             in which everyone is guarded still has its point; '2' for one
+--             shard of several: it samples its own history only (the caller
+--             raises the record from the sum); '0' for a room
 -- ARGV[7]     today, in days since the epoch
 --
 -- Returns {now, {users, hidden, guests, bots} as flat member/score lists,
@@ -41,7 +43,7 @@ if not generation then
   redis.call('SET', KEYS[7], generation)
 end
 
-if ARGV[6] == '1' then
+if ARGV[6] ~= '0' then
   local online = counts[1] + counts[2] + counts[3]
   local minute = math.floor(tonumber(t[1]) / 60)
   local slot = minute % 1440
@@ -54,6 +56,9 @@ if ARGV[6] == '1' then
   if online > 0 and (at ~= minute or online > most) then
     redis.call('HSET', KEYS[6], slot, minute .. ':' .. online)
   end
+end
+if ARGV[6] == '1' then
+  local online = counts[1] + counts[2] + counts[3]
   local best = tonumber(redis.call('HGET', KEYS[5], 'count') or '0')
   if online > best then
     redis.call('HSET', KEYS[5], 'count', online, 'at', now)

@@ -17,9 +17,11 @@ from django.urls import NoReverseMatch, reverse
 from django.utils.html import format_html
 from django.utils.http import urlencode
 from django.utils.safestring import SafeString
+from django.utils.translation import gettext
 
 from whos_online import visibility
 from whos_online.conf import conf
+from whos_online.presence import Counts
 from whos_online.rooms import refuse_bad_room, room_token
 from whos_online.roster import Roster, UserPresence, online_roster, presence_of
 
@@ -30,22 +32,44 @@ COUNTS = ("people", "total", "users", "hidden", "guests", "bots")
 
 class Count(int):
     """A count that, written into a page, is marked so the refresh script can
-    keep it current: ``<span data-whos-online-count="people">4</span>``. In
-    arithmetic, comparisons and ``{% ... as n %}`` it is a plain number."""
+    keep it current: ``<span data-whos-online-count="people">4</span>``
+    ("about 100000" when estimated). In arithmetic, comparisons and
+    ``{% ... as n %}`` it is a plain number."""
 
     kind: str
+    approximate: bool
 
-    def __new__(cls, value: int, kind: str) -> Count:
+    def __new__(cls, value: int, kind: str, approximate: bool = False) -> Count:
         count = super().__new__(cls, value)
         count.kind = kind
+        count.approximate = approximate
         return count
 
     def __html__(self) -> SafeString:
         return format_html(
             '<span class="whos-online-count" data-whos-online-count="{}">{}</span>',
             self.kind,
-            int(self),
+            _as_text(int(self), self.approximate),
         )
+
+
+@register.filter
+def count_text(counts: Counts, kind: str) -> str:
+    """``{{ counts|count_text:"guests" }}``: the count as a page shows it,
+    "about 100000" where it is an estimate (a set at its cap)."""
+    return _as_text(getattr(counts, kind), is_approximate(counts, kind))
+
+
+def is_approximate(counts: Counts, kind: str) -> bool:
+    if kind in ("people", "total"):
+        return counts.is_estimate
+    return kind in counts.estimated
+
+
+def _as_text(value: int, approximate: bool) -> str:
+    if approximate:
+        return gettext("about %(count)s") % {"count": value}
+    return str(value)
 
 
 @register.inclusion_tag("whos_online/whos_online.html", takes_context=True)
@@ -91,8 +115,11 @@ def online_count(
         raise template.TemplateSyntaxError(
             f"online_count counts one of {list(COUNTS)}, not {kind!r}."
         )
-    value: int = getattr(_roster(context, 0, room).counts, kind)
-    return value if room is not None else Count(value, kind)
+    counts = _roster(context, 0, room).counts
+    value: int = getattr(counts, kind)
+    if room is not None:
+        return value
+    return Count(value, kind, is_approximate(counts, kind))
 
 
 @register.simple_tag(takes_context=True)

@@ -1,0 +1,349 @@
+"""WHOS_ONLINE_SHARDS: each set split by a hash of the member, each shard
+under a hash tag of its own, and every read adding the shards up."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+from django.contrib.auth.models import User
+from django.test import Client
+from pytest_django.fixtures import Settings as SettingsWrapper
+from redis import Redis
+from redis.client import Pipeline
+from redis.crc import REDIS_CLUSTER_HASH_SLOTS, key_slot
+from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import ResponseError
+
+from tests.conftest import CommandCounter
+from whos_online import presence
+from whos_online.conf import Shard, get_config, shard_tags
+
+GUESTS = [f"192.0.2.{n}" for n in range(1, 41)]
+
+
+@pytest.fixture
+def shards(settings: SettingsWrapper) -> tuple[Shard, ...]:
+    settings.WHOS_ONLINE_SHARDS = 4
+    presence.load_invisible([])
+    return get_config().shards
+
+
+def members(redis_client: Redis, shard: Shard, kind: str) -> set[str]:
+    names: list[bytes] = redis_client.zrange(presence.shard_key(shard, kind), 0, -1)  # type: ignore[assignment]
+    return {name.decode() for name in names}
+
+
+@pytest.fixture
+def shard_down(isolated_presence: str) -> Iterator[Callable[[Shard], None]]:
+    """Make every command that touches a shard's keys fail, as when the
+    master holding it is down; a pipeline with such a command fails whole,
+    as redis-py's cluster pipeline does."""
+
+    def take_down(shard: Shard) -> None:
+        dead = f"{{{shard.tag}}}:".encode()
+
+        def touches(args: tuple[Any, ...]) -> bool:
+            return any(
+                dead in (a if isinstance(a, bytes) else str(a).encode()) for a in args
+            )
+
+        command, pipeline = Redis.execute_command, Pipeline.execute
+
+        def failing(self: Redis, *args: Any, **options: Any) -> Any:
+            if touches(args):
+                raise RedisConnectionError("Connection refused")
+            return command(self, *args, **options)  # type: ignore[no-untyped-call]
+
+        def failing_pipeline(self: Pipeline, raise_on_error: bool = True) -> Any:
+            if any(touches(args) for args, _ in self.command_stack):
+                raise RedisConnectionError("Connection refused")
+            return pipeline(self, raise_on_error)
+
+        patch.setattr(Redis, "execute_command", failing)
+        patch.setattr(Pipeline, "execute", failing_pipeline)
+
+    with pytest.MonkeyPatch.context() as patch:  # undone before the clean-up
+        yield take_down
+
+
+def test_one_shard_keeps_every_key_under_the_prefix() -> None:
+    config = get_config()
+    assert [shard.tag for shard in config.shards] == [config.prefix]
+    assert presence.key("users") == f"{{{config.prefix}}}:users"
+
+
+def test_each_shard_tag_falls_in_its_own_equal_share_of_the_slots() -> None:
+    tags = shard_tags("site", 6)
+    share = REDIS_CLUSTER_HASH_SLOTS / 6
+    assert [int(key_slot(tag.encode()) // share) for tag in tags] == list(range(6))
+
+
+def test_a_member_is_always_kept_in_the_same_shard(
+    shards: tuple[Shard, ...], settings: SettingsWrapper
+) -> None:
+    before = [get_config().shard_of(guest).tag for guest in GUESTS]
+    settings.WHOS_ONLINE_MAX_NAMES = 7  # a new Config, as in another process
+    assert [get_config().shard_of(guest).tag for guest in GUESTS] == before
+
+
+def test_members_are_spread_over_every_shard(
+    shards: tuple[Shard, ...], redis_client: Redis
+) -> None:
+    for guest in GUESTS:
+        presence.record_guest(guest)
+    held = [members(redis_client, shard, "guests") for shard in shards]
+    assert all(held)
+    assert set().union(*held) == set(GUESTS)
+    assert sum(len(guests) for guests in held) == len(GUESTS)
+
+
+def test_counts_are_the_sum_of_the_shards(shards: tuple[Shard, ...]) -> None:
+    for guest in GUESTS:
+        presence.record_guest(guest)
+    for pk in range(10):
+        presence.record_user(pk)
+    counts = presence.snapshot(0).counts
+    assert (counts.users, counts.guests, counts.people) == (10, 40, 50)
+
+
+def test_the_list_is_the_newest_of_every_shard_first(
+    shards: tuple[Shard, ...],
+) -> None:
+    for pk in range(12):
+        presence.record_user(pk)
+    listed = presence.snapshot(5).users
+    assert [pk for pk, _ in listed] == ["11", "10", "9", "8", "7"]
+
+
+def test_a_snapshot_raises_the_record_from_the_summed_counts(
+    shards: tuple[Shard, ...],
+) -> None:
+    for guest in GUESTS:
+        presence.record_guest(guest)
+    snapshot = presence.snapshot(0)
+    assert snapshot.record is not None and snapshot.record[0] == 40
+    assert snapshot.today.most_online == 40
+    assert presence.most_ever_online() == snapshot.record
+
+
+def test_todays_visitors_are_added_up(shards: tuple[Shard, ...]) -> None:
+    for guest in GUESTS:
+        presence.record_guest(guest)
+    for pk in range(10):
+        presence.record_user(pk)
+    today = presence.snapshot(0).today
+    assert (today.users, today.guests) == (10, 40)
+
+
+def test_the_history_adds_up_the_shards(shards: tuple[Shard, ...]) -> None:
+    for guest in GUESTS:
+        presence.record_guest(guest)
+    presence.snapshot(0)
+    history = presence.history()
+    assert history.minutes[-1][1] == 40
+    assert history.days[-1][1] == 40
+
+
+def test_last_seen_asks_the_shards_each_user_is_in(
+    shards: tuple[Shard, ...],
+) -> None:
+    times = {str(pk): presence.record_user(pk) for pk in range(8)}
+    presence.record_user(8, hidden=True)
+    found = presence.last_seen_many([*range(9), 99])
+    assert {pk: found.seen[pk] for pk in times} == times
+    assert found.hidden == {"8"}
+    assert "99" not in found.seen
+
+
+def test_prune_removes_the_stale_members_of_every_shard(
+    shards: tuple[Shard, ...], redis_client: Redis, server_now: Callable[[], float]
+) -> None:
+    config = get_config()
+    stale = server_now() - config.window - 1
+    for pk in range(8):
+        users = config.shard_of(str(pk)).key("users")
+        redis_client.zadd(users, {str(pk): stale})
+    room = presence.shard_key(config.shard_of("0"), "users", "thread:1")
+    presence.record_in_room("thread:1", "users", "0")
+    redis_client.zadd(room, {"0": stale})
+    presence.record_user(100)
+    pruned = presence.prune()
+    assert sorted(pruned.users_left) == [str(pk) for pk in range(8)]
+    assert pruned.removed["room:thread:1:users"] == 1
+    assert presence.snapshot(0).counts.users == 1
+
+
+def test_a_room_adds_up_its_members_in_every_shard(
+    shards: tuple[Shard, ...],
+) -> None:
+    for pk in range(8):
+        presence.record_in_room("thread:1", "users", str(pk))
+    room = presence.snapshot(10, room="thread:1")
+    assert room.counts.users == 8
+    assert len(room.users) == 8
+    assert room.record is None
+    assert presence.rooms() == ["thread:1"]
+
+
+def test_logging_out_takes_the_user_off_their_shard(
+    shards: tuple[Shard, ...],
+) -> None:
+    for pk in range(4):
+        presence.record_user(pk)
+    presence.record_in_room("thread:1", "users", "3")
+    assert presence.log_out("3", device="").removed
+    assert [pk for pk, _ in presence.snapshot(10).users] == ["2", "1", "0"]
+    assert presence.snapshot(10, room="thread:1").counts.users == 0
+
+
+def test_choosing_to_appear_offline_moves_the_user_in_their_shard(
+    shards: tuple[Shard, ...],
+) -> None:
+    for pk in range(4):
+        presence.record_user(pk)
+    presence.record_in_room("thread:1", "users", "2")
+    assert presence.set_invisible("2", True)
+    assert presence.snapshot(10, hidden_limit=10).hidden[0][0] == "2"
+    assert presence.snapshot(0, room="thread:1").counts.hidden == 1
+
+
+def test_the_mirror_of_invisible_users_is_loaded_into_every_shard(
+    shards: tuple[Shard, ...], redis_client: Redis
+) -> None:
+    assert presence.load_invisible(range(8)) == 8
+    for shard in shards:
+        assert redis_client.exists(shard.key("invisible"))
+    presence.record_user(5)
+    assert presence.snapshot(0).counts.hidden == 1
+
+
+def test_logging_in_takes_the_guest_off_another_shard(
+    shards: tuple[Shard, ...], redis_client: Redis
+) -> None:
+    config = get_config()
+    guest = next(g for g in GUESTS if config.shard_of(g) != config.shard_of("1"))
+    presence.record_guest(guest)
+    presence.record("users", "1", previous_guest=guest)
+    assert presence.snapshot(0).counts.people == 1
+
+
+def test_a_shard_that_is_down_leaves_the_others_counted(
+    shards: tuple[Shard, ...], shard_down: Callable[[Shard], None]
+) -> None:
+    for guest in GUESTS:
+        presence.record_guest(guest)
+    dead = shards[0]
+    alive = sum(get_config().shard_of(g) != dead for g in GUESTS)
+    shard_down(dead)
+    assert presence.snapshot(0).counts.guests == alive
+    assert get_config().state.shard_breakers[0].is_open
+    assert not get_config().state.breaker.is_open
+
+
+def test_a_shard_that_is_down_is_not_asked_again_until_the_backoff(
+    shards: tuple[Shard, ...],
+    shard_down: Callable[[Shard], None],
+    redis_commands: CommandCounter,
+) -> None:
+    presence.record_guest(GUESTS[0])
+    shard_down(shards[0])
+    presence.snapshot(0)
+    redis_commands.commands.clear()
+    presence.snapshot(0)
+    assert redis_commands.commands.count("EVALSHA") == 4  # 3 shards, the record
+
+
+def test_no_shard_answering_is_a_redis_failure(
+    shards: tuple[Shard, ...], shard_down: Callable[[Shard], None]
+) -> None:
+    for shard in shards:
+        shard_down(shard)
+    with pytest.raises(RedisConnectionError):
+        presence.snapshot(0)
+
+
+def test_visitors_of_other_shards_are_recorded_while_one_is_down(
+    shards: tuple[Shard, ...],
+    shard_down: Callable[[Shard], None],
+    client: Client,
+) -> None:
+    config = get_config()
+    dead = config.shard_of("192.0.2.1")
+    shard_down(dead)
+    client.get("/", REMOTE_ADDR="192.0.2.1")
+    other = next(g for g in GUESTS if config.shard_of(g) != dead)
+    client.get("/", REMOTE_ADDR=other)
+    assert config.breaker_of("192.0.2.1").is_open
+    assert not config.breaker_of(other).is_open
+    guests = presence.snapshot(0, guest_limit=10).guests
+    assert [guest for guest, _ in guests] == [other]
+
+
+def test_a_page_lists_users_from_every_shard(
+    shards: tuple[Shard, ...],
+    django_user_model: type[User],
+    client: Client,
+) -> None:
+    for n in range(6):
+        user = django_user_model.objects.create_user(f"user{n}", password="pw")
+        presence.record_user(user.pk)
+    page = client.get("/widget/").content.decode()
+    for n in range(6):
+        assert f"user{n}" in page
+
+
+def test_a_guard_holds_while_another_shard_loses_its_data(
+    shards: tuple[Shard, ...], redis_client: Redis, browser: Client
+) -> None:
+    config = get_config()
+    browser.get("/", REMOTE_ADDR="192.0.2.1")
+    own = config.shard_of("192.0.2.1")
+    other = next(shard for shard in shards if shard != own)
+    redis_client.delete(other.key("generation"))
+    presence.sync_clock()
+    assert browser.get("/", REMOTE_ADDR="192.0.2.1").cookies == {}  # guarded
+
+
+def test_a_guard_is_void_once_its_own_shard_loses_its_data(
+    shards: tuple[Shard, ...], redis_client: Redis, browser: Client
+) -> None:
+    config = get_config()
+    browser.get("/", REMOTE_ADDR="192.0.2.1")
+    redis_client.delete(config.shard_of("192.0.2.1").key("generation"))
+    presence.sync_clock()
+    assert config.cookie_name in browser.get("/", REMOTE_ADDR="192.0.2.1").cookies
+
+
+def test_scripts_redis_forgot_are_loaded_again_for_a_read_of_every_shard(
+    shards: tuple[Shard, ...], redis_client: Redis
+) -> None:
+    presence.record_guest(GUESTS[0])
+    redis_client.script_flush()
+    assert presence.snapshot(0).counts.guests == 1
+
+
+def test_loading_the_mirror_fails_while_a_shard_is_down(
+    shards: tuple[Shard, ...], shard_down: Callable[[Shard], None]
+) -> None:
+    shard_down(shards[1])
+    with pytest.raises(RedisConnectionError):
+        presence.load_invisible([1, 2])
+
+
+def test_a_guard_from_before_the_shards_changed_does_not_hold(
+    settings: SettingsWrapper, browser: Client
+) -> None:
+    browser.get("/", REMOTE_ADDR="192.0.2.1")
+    settings.WHOS_ONLINE_SHARDS = 4
+    response = browser.get("/", REMOTE_ADDR="192.0.2.1")
+    assert get_config().cookie_name in response.cookies
+
+
+def test_an_error_reply_of_one_shard_fails_loading_the_mirror(
+    shards: tuple[Shard, ...], redis_client: Redis
+) -> None:
+    redis_client.set(shards[2].key("invisible"), "not a set")
+    with pytest.raises(ResponseError):
+        presence.load_invisible([1, 2])
