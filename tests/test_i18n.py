@@ -122,6 +122,15 @@ STAFF = {
     ],
 }
 
+# Three guests on a site whose sets keep two: the estimated count sentence.
+ABOUT_THREE_GUESTS = {
+    "de": ["etwa 3 Besucher online", "etwa 3 Gäste"],
+    "es": ["unos 3 visitantes en línea", "unos 3 invitados"],
+    "fr": ["environ 3 visiteurs en ligne", "environ 3 invités"],
+    "pt-br": ["cerca de 3 visitantes online", "cerca de 3 convidados"],
+    "ru": ["около 3 посетителей на сайте", "около 3 гостей"],
+}
+
 # Seen five minutes ago, on the staff page.
 FIVE_MINUTES_AGO = {
     "de": "vor 5 Minuten",
@@ -189,6 +198,18 @@ def test_counts_take_each_languages_plural_forms(
 ) -> None:
     guests(count)
     assert expected in render(language=language)
+
+
+@pytest.mark.parametrize("language", LANGUAGES)
+def test_an_estimated_count_says_about_in_each_language(
+    language: str, settings: SettingsWrapper
+) -> None:
+    settings.WHOS_ONLINE_MAX_MEMBERS = 2
+    guests(3)
+    text = render("{% whos_online %} {% online_count %}", language=language)
+    for sentence in ABOUT_THREE_GUESTS[language]:
+        assert sentence in text
+    assert text.endswith(ABOUT_THREE_GUESTS[language][0].split(" 3 ")[0] + " 3")
 
 
 def test_russian_counts_visitors_in_three_forms() -> None:
