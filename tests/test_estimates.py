@@ -90,3 +90,12 @@ def test_an_estimated_count_tag_says_about(client: Client) -> None:
     record_guests(3 * CAP)
     page = client.get("/busy-page/").content.decode()
     assert 'data-whos-online-count="people">about 61<' in page
+
+
+def test_a_room_at_its_cap_counts_exactly_what_it_holds() -> None:
+    record_guests(3 * CAP)
+    for n in range(2 * CAP):
+        presence.record_in_room("thread:1", "guests", f"198.51.0.{n}")
+    counts = presence.snapshot(0, room="thread:1").counts
+    assert counts.guests == CAP
+    assert not counts.is_estimate

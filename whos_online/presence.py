@@ -443,7 +443,7 @@ def snapshot(
         for call, reply in _run_shards(config, calls)
     ]
     first = parts[0][1]
-    counts = _counted(config, parts, first.now)
+    counts = _counted(config, parts, None if room is not None else first.now)
     record, most_today = first.record, first.today.most_online
     if not whole:
         record, most_today = (
@@ -518,21 +518,24 @@ def _newest(
     return [pair for pair, _ in zip(merged, range(limit), strict=False)]
 
 
-def _counted(config: Config, parts: list[tuple[Shard, Snapshot]], now: float) -> Counts:
-    """The shards' counts added up; a set at its cap counted by its estimate."""
+def _counted(
+    config: Config, parts: list[tuple[Shard, Snapshot]], now: float | None
+) -> Counts:
+    """The shards' counts added up; with ``now`` (the site's sets, which
+    keep estimates; a room's do not), a set at its cap counted by its
+    estimate."""
     totals = dict.fromkeys(KINDS, 0)
     at_cap: list[tuple[Shard, Kind, int]] = []
     for shard, part in parts:
         for kind in KINDS:
             counted = getattr(part.counts, kind)
-            if kind in ESTIMATED and counted >= config.max_members:
+            if now is not None and kind in ESTIMATED and counted >= config.max_members:
                 at_cap.append((shard, kind, counted))
             else:
                 totals[kind] += counted
     estimated = {kind for _, kind, _ in at_cap}
-    for (_, kind, counted), guess in zip(
-        at_cap, _estimates(config, at_cap, now), strict=True
-    ):
+    guesses = _estimates(config, at_cap, now) if now is not None else []
+    for (_, kind, counted), guess in zip(at_cap, guesses, strict=True):
         totals[kind] += max(counted, guess)
     return Counts(**totals, estimated=frozenset(estimated))
 
