@@ -551,8 +551,8 @@ def _estimates(
     pipe = config.client.pipeline(transaction=False)
     for shard, kind, _ in sets:
         minutes = [estimate_key(shard.tag, kind, m) for m in range(first, last + 1)]
-        pipe.pfcount(*minutes)
-        pipe.pfcount(*minutes[1:])
+        _queue(pipe, "PFCOUNT", *minutes)
+        _queue(pipe, "PFCOUNT", *minutes[1:])
     counted = pipe.execute()
     return [
         round(newer + inside * (every - newer))
@@ -826,18 +826,20 @@ def _run(
     keys: Sequence[str | bytes],
     args: Sequence[str | bytes | int | float],
 ) -> Any:
-    """Run a script by its SHA, loading it first if Redis does not know it.
+    """Run a script by its SHA, by its source if Redis does not know it.
 
     Sending EVALSHA straight away, rather than through redis-py's
     ``Script`` object, spares the unguarded request a few microseconds.
+    EVAL, like EVALSHA, goes to the one server holding the keys, and leaves
+    the script known there; SCRIPT LOAD would go to every master of a
+    cluster, and fail while any one is down.
     """
     client: Redis = config.client
     source, sha = _script(name)
     try:
         return client.evalsha(sha, len(keys), *keys, *args)
     except NoScriptError:
-        client.script_load(source)
-        return client.evalsha(sha, len(keys), *keys, *args)
+        return client.eval(source, len(keys), *keys, *args)
 
 
 @dataclass(frozen=True)
@@ -897,20 +899,31 @@ def _reply_or_error(config: Config, call: Call) -> Any:
 
 def _pipelined(config: Config, calls: Sequence[Call]) -> list[Any]:
     """Send every call before reading any reply; errors are returned in
-    place. A script Redis does not know is loaded and its calls sent again."""
+    place. Calls of a script a server does not know are sent again with
+    its source (see :func:`_run`)."""
     replies = _send(config, calls)
     unknown = [i for i, reply in enumerate(replies) if isinstance(reply, NoScriptError)]
     if unknown:
-        for name in {calls[i].script for i in unknown}:
-            config.client.script_load(_script(name)[0])
-        again = _send(config, [calls[i] for i in unknown])
+        again = _send(config, [calls[i] for i in unknown], by_source=True)
         for i, reply in zip(unknown, again, strict=True):
             replies[i] = reply
     return replies
 
 
-def _send(config: Config, calls: Sequence[Call]) -> list[Any]:
+def _send(
+    config: Config, calls: Sequence[Call], *, by_source: bool = False
+) -> list[Any]:
+    """Each call's EVALSHA (EVAL ``by_source``), pipelined."""
     pipe = config.client.pipeline(transaction=False)
+    command = "EVAL" if by_source else "EVALSHA"
     for call in calls:
-        pipe.evalsha(_script(call.script)[1], len(call.keys), *call.keys, *call.args)
+        script = _script(call.script)[0 if by_source else 1]
+        _queue(pipe, command, script, len(call.keys), *call.keys, *call.args)
     return list(pipe.execute(raise_on_error=False))
+
+
+def _queue(pipe: Any, *command: str | bytes | int | float) -> None:
+    """Add ``command`` to ``pipe`` by name: redis-py's cluster pipeline
+    refuses its ``evalsha()``, ``eval()`` and ``pfcount()`` methods, but
+    routes the commands themselves by their keys, like any other."""
+    pipe.execute_command(*command)
