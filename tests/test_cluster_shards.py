@@ -243,3 +243,16 @@ def test_pages_render_and_only_the_dead_masters_breakers_open(
     breakers = config.state.shard_breakers
     assert {s for s in config.shards if breakers[s.index].is_open} == dead
     assert not config.state.breaker.is_open
+
+
+def test_counts_are_shown_while_the_master_of_the_record_is_down(
+    own_cluster: Cluster,
+) -> None:
+    config = get_config()
+    dead, _ = kill_master(own_cluster, site_master(own_cluster))
+    alive = [g for g in GUESTS[:60] if config.shard_of(g) not in dead]
+    for guest in GUESTS[:60]:
+        Client().get("/", REMOTE_ADDR=guest)
+    snapshot = presence.snapshot(0)
+    assert (snapshot.counts.guests, snapshot.record) == (len(alive), None)
+    assert not config.state.breaker.is_open

@@ -347,3 +347,17 @@ def test_an_error_reply_of_one_shard_fails_loading_the_mirror(
     redis_client.set(shards[2].key("invisible"), "not a set")
     with pytest.raises(ResponseError):
         presence.load_invisible([1, 2])
+
+
+def test_snapshots_count_the_shards_while_the_record_cannot_be_reached(
+    shards: tuple[Shard, ...], shard_down: Callable[[Shard], None]
+) -> None:
+    for guest in GUESTS:
+        presence.record_guest(guest)
+    shard_down(Shard(-1, get_config().prefix))  # the site's own keys
+    first, second = presence.snapshot(0), presence.snapshot(0)
+    for snapshot in (first, second):  # the second does not ask
+        assert (snapshot.counts.guests, snapshot.record) == (len(GUESTS), None)
+        assert snapshot.today.most_online == len(GUESTS)  # at least
+    assert get_config().state.record_breaker.is_open
+    assert not get_config().state.breaker.is_open

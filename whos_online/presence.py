@@ -564,13 +564,24 @@ def _raise_site(
     config: Config, counts: Counts, day: int
 ) -> tuple[tuple[int, float] | None, int]:
     """Raise the site's record and today's peak to the shards' sum (they
-    cannot, holding a part each); the record, and today's peak."""
-    best, best_at, peak = _run(
-        config,
-        "raise",
-        [config.key("record"), config.key("daily-peaks")],
-        [counts.people, day],
-    )
+    cannot, holding a part each); the record, and today's peak. While the
+    server holding them fails (its breaker opened), no record, and the
+    number online now for today's peak: the counts of the shards that
+    answer are worth more than the record."""
+    breaker = config.state.record_breaker
+    if breaker.is_open:
+        return None, counts.people
+    try:
+        best, best_at, peak = _run(
+            config,
+            "raise",
+            [config.key("record"), config.key("daily-peaks")],
+            [counts.people, day],
+        )
+    except RedisError as exc:
+        breaker.failed(exc)
+        return None, counts.people
+    breaker.succeeded()
     record = None if best is None else (int(best), float(best_at))
     return record, int(peak)
 
