@@ -80,6 +80,14 @@ def test_each_shard_tag_falls_in_its_own_equal_share_of_the_slots() -> None:
     assert [int(key_slot(tag.encode()) // share) for tag in tags] == list(range(6))
 
 
+def test_six_shards_fall_two_on_each_master_of_a_three_master_cluster() -> None:
+    # The runs of slots redis-cli --cluster create gives three masters.
+    masters = [range(0, 5461), range(5461, 10923), range(10923, 16384)]
+    for n in range(1000):  # "site527" put three on one when tags hugged edges
+        slots = [key_slot(tag.encode()) for tag in shard_tags(f"site{n}", 6)]
+        assert [sum(s in run for s in slots) for run in masters] == [2, 2, 2]
+
+
 def test_a_member_is_always_kept_in_the_same_shard(
     shards: tuple[Shard, ...], settings: SettingsWrapper
 ) -> None:
