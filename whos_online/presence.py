@@ -205,35 +205,58 @@ def record(
     ago is not recorded again, and ``None`` is returned.
     """
     config = get_config()
+    call = record_call(
+        config,
+        kind,
+        member,
+        previous_guest=previous_guest,
+        device=device,
+        location=location,
+        least_interval=least_interval,
+    )
+    reply = _run(config, call.script, call.keys, call.args)
+    if not reply:
+        return None
+    now, generation, entered, hidden, unloaded = reply
+    label = config.state.clock.observe(
+        float(now), generation.decode(), call.shard.index
+    )
+    guest_shard = config.shard_of(previous_guest)
+    if previous_guest and guest_shard is not call.shard:
+        config.client.zrem(guest_shard.key("guests"), previous_guest)
+    return Stamp(float(now), label, bool(entered), bool(hidden), bool(unloaded))
+
+
+def record_call(
+    config: Config,
+    kind: Kind,
+    member: str,
+    *,
+    previous_guest: str = "",
+    device: str = "",
+    location: str = "",
+    least_interval: float = 0,
+) -> Call:
+    """The script :func:`record` runs, for callers that send many at once
+    (benchmarks/scaling.py fills sets through it)."""
     shard = config.shard_of(member)
     whole = len(config.shards) == 1
     guest_here = whole or config.shard_of(previous_guest) is shard
     minute = int(config.state.clock.now() // 60)
-    reply = _run(
-        config,
-        "record",
-        _record_keys(shard, kind, member if device else "", minute),
-        [
-            config.window,
-            member,
-            config.max_members,
-            least_interval,
-            previous_guest if guest_here else "",
-            device,
-            "1" if config.allow_invisible and kind == "users" else "0",
-            minute // 1440,
-            location,
-            "1" if whole else "0",
-        ],
-    )
-    if not reply:
-        return None
-    now, generation, entered, hidden, unloaded = reply
-    label = config.state.clock.observe(float(now), generation.decode(), shard.index)
-    if previous_guest and not guest_here:
-        guests = config.shard_of(previous_guest).key("guests")
-        config.client.zrem(guests, previous_guest)
-    return Stamp(float(now), label, bool(entered), bool(hidden), bool(unloaded))
+    args: list[str | int | float] = [
+        config.window,
+        member,
+        config.max_members,
+        least_interval,
+        previous_guest if guest_here else "",
+        device,
+        "1" if config.allow_invisible and kind == "users" else "0",
+        minute // 1440,
+        location,
+        "1" if whole else "0",
+    ]
+    keys = _record_keys(shard, kind, member if device else "", minute)
+    return Call("record", keys, args, shard)
 
 
 def today(config: Config) -> int:
