@@ -13,7 +13,7 @@ LOCALES := de es fr pt_BR ru
 # browser; `make test-servers` and `make test-browser` run them (CI does).
 FAST := -m "not real_redis and not browser"
 
-.PHONY: help install demo test test-servers test-redis test-matrix test-browser lint messages docs wheel-check bench bench-smoke clean
+.PHONY: help install demo test test-servers test-redis test-matrix test-browser lint messages docs wheel-check bench bench-scaling bench-smoke clean
 
 help:
 	@echo "make demo          serve the example project on http://127.0.0.1:$(PORT)"
@@ -27,6 +27,7 @@ help:
 	@echo "make docs          build docs/ as a site in docs/_build/html (warnings are errors)"
 	@echo "make wheel-check   build the wheel and sdist, and check what they ship"
 	@echo "make bench         run the benchmarks and write docs/benchmarks/"
+	@echo "make bench-scaling WHOS_ONLINE_SHARDS on 1 master and 3 (docs/scaling.md's figures)"
 	@echo "make bench-smoke   the benchmarks with small sizes, report to a scratch folder"
 
 $(BIN)/.installed: pyproject.toml requirements/lint.txt requirements/test.txt \
@@ -112,10 +113,17 @@ bench: install
 	$(BIN)/python -m pip install --quiet -r requirements/bench.txt
 	$(BIN)/python benchmarks/run.py
 
+# A redis-server and a three-master cluster of its own; prints the tables
+# docs/scaling.md quotes (about 15 minutes, most of it recording 10 million).
+bench-scaling: install
+	$(BIN)/python -m pip install --quiet -r requirements/bench.txt
+	$(BIN)/python benchmarks/scaling.py $(SCALING_ARGS)
+
 # Keeps the benchmark code working; its figures mean nothing.
 bench-smoke: install
 	$(BIN)/python -m pip install --quiet -r requirements/bench.txt
 	out=$$(mktemp -d) && $(BIN)/python benchmarks/run.py --quick --out $$out && rm -rf $$out
+	$(BIN)/python benchmarks/scaling.py --quick
 
 clean:
 	rm -rf $(VENV) .nox dist build .coverage docs/_build node_modules .screenshots

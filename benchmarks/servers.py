@@ -60,13 +60,36 @@ def process(command: list[str], port: int, log: Path, **kw: Any) -> Iterator[int
 
 
 @contextlib.contextmanager
-def redis_server(workdir: Path) -> Iterator[str]:
+def redis_server(workdir: Path, *extra: str) -> Iterator[str]:
     """A redis-server of our own, with no persistence; yields its URL."""
     port = free_port()
     options = ["--port", str(port), "--save", "", "--appendonly", "no"]
-    options += ["--bind", "127.0.0.1", "--dir", str(workdir)]
-    with process(["redis-server", *options], port, workdir / "redis.log"):
+    options += ["--bind", "127.0.0.1", "--dir", str(workdir), *extra]
+    with process(["redis-server", *options], port, workdir / f"redis-{port}.log"):
         yield f"redis://127.0.0.1:{port}/0"
+
+
+@contextlib.contextmanager
+def redis_cluster(workdir: Path, masters: int = 3) -> Iterator[list[str]]:
+    """``masters`` redis-servers joined by ``redis-cli --cluster create``
+    (equal runs of slots, no replicas); yields their URLs."""
+    with contextlib.ExitStack() as stack:
+        urls = []
+        for n in range(masters):
+            node = workdir / f"cluster-{n}"
+            node.mkdir()
+            options = ("--cluster-enabled", "yes", "--cluster-port", str(free_port()))
+            urls.append(stack.enter_context(redis_server(node, *options)))
+        create = ["redis-cli", "--cluster", "create", "--cluster-yes"]
+        create += [url.removeprefix("redis://").removesuffix("/0") for url in urls]
+        subprocess.run(create, check=True, capture_output=True, timeout=60)
+        from redis import Redis
+
+        for url in urls:
+            with Redis.from_url(url) as client:
+                while client.cluster("INFO")["cluster_state"] != "ok":
+                    time.sleep(0.05)
+        yield urls
 
 
 @contextlib.contextmanager

@@ -178,10 +178,11 @@ class SentinelSetup:
         return int(port)
 
 
-def start_cluster(workdir: Path) -> Iterator[Cluster]:
-    """Three masters, no replicas, every slot assigned."""
+def start_cluster(workdir: Path, *options: str) -> Iterator[Cluster]:
+    """Three masters, no replicas, every slot assigned; ``options`` are
+    given to each redis-server."""
     assert REDIS_CLI is not None
-    nodes = [RedisServer(workdir, *_cluster_options()) for _ in range(3)]
+    nodes = [RedisServer(workdir, *_cluster_options(), *options) for _ in range(3)]
     with running(*nodes):
         subprocess.run(
             [

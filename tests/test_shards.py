@@ -80,6 +80,14 @@ def test_each_shard_tag_falls_in_its_own_equal_share_of_the_slots() -> None:
     assert [int(key_slot(tag.encode()) // share) for tag in tags] == list(range(6))
 
 
+def test_six_shards_fall_two_on_each_master_of_a_three_master_cluster() -> None:
+    # The runs of slots redis-cli --cluster create gives three masters.
+    masters = [range(0, 5461), range(5461, 10923), range(10923, 16384)]
+    for n in range(1000):  # "site527" put three on one when tags hugged edges
+        slots = [key_slot(tag.encode()) for tag in shard_tags(f"site{n}", 6)]
+        assert [sum(s in run for s in slots) for run in masters] == [2, 2, 2]
+
+
 def test_a_member_is_always_kept_in_the_same_shard(
     shards: tuple[Shard, ...], settings: SettingsWrapper
 ) -> None:
@@ -347,3 +355,17 @@ def test_an_error_reply_of_one_shard_fails_loading_the_mirror(
     redis_client.set(shards[2].key("invisible"), "not a set")
     with pytest.raises(ResponseError):
         presence.load_invisible([1, 2])
+
+
+def test_snapshots_count_the_shards_while_the_record_cannot_be_reached(
+    shards: tuple[Shard, ...], shard_down: Callable[[Shard], None]
+) -> None:
+    for guest in GUESTS:
+        presence.record_guest(guest)
+    shard_down(Shard(-1, get_config().prefix))  # the site's own keys
+    first, second = presence.snapshot(0), presence.snapshot(0)
+    for snapshot in (first, second):  # the second does not ask
+        assert (snapshot.counts.guests, snapshot.record) == (len(GUESTS), None)
+        assert snapshot.today.most_online == len(GUESTS)  # at least
+    assert get_config().state.record_breaker.is_open
+    assert not get_config().state.breaker.is_open

@@ -185,23 +185,26 @@ class Shard:
 
 
 def shard_tags(prefix: str, count: int) -> tuple[str, ...]:
-    """The hash tags of ``count`` shards: the prefix alone for one; else the
-    first ``"<prefix>-<n>"`` whose slot falls in each ``1/count`` of the
-    16384 slots, so that a cluster whose masters own equal runs of slots
-    (as ``redis-cli --cluster create`` makes them) gets equal shares."""
+    """The hash tags of ``count`` shards: the prefix alone for one; else, for
+    each ``1/count`` of the 16384 slots, the first ``"<prefix>-<n>"`` whose
+    slot falls in the middle half of it. A cluster whose masters own equal
+    runs of slots (as ``redis-cli --cluster create`` makes them) then gets
+    equal shares, however it rounds the edges of its runs."""
     if count == 1:
         return (prefix,)
-    from redis.crc import REDIS_CLUSTER_HASH_SLOTS, key_slot
+    from redis.crc import REDIS_CLUSTER_HASH_SLOTS as SLOTS
+    from redis.crc import key_slot
 
-    tags: list[str] = []
+    tags: dict[int, str] = {}
     n = 0
-    for index in range(count):
-        low = index * REDIS_CLUSTER_HASH_SLOTS // count
-        high = (index + 1) * REDIS_CLUSTER_HASH_SLOTS // count
-        while not low <= key_slot(f"{prefix}-{n}".encode()) < high:
-            n += 1
-        tags.append(f"{prefix}-{n}")
-    return tuple(tags)
+    while len(tags) < count:
+        slot = key_slot(f"{prefix}-{n}".encode())
+        share = slot * count // SLOTS
+        low, high = share * SLOTS // count, (share + 1) * SLOTS // count
+        if share not in tags and abs(2 * slot + 1 - low - high) <= (high - low) // 2:
+            tags[share] = f"{prefix}-{n}"
+        n += 1
+    return tuple(tags[share] for share in range(count))
 
 
 @dataclass(frozen=True)

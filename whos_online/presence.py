@@ -205,35 +205,58 @@ def record(
     ago is not recorded again, and ``None`` is returned.
     """
     config = get_config()
+    call = record_call(
+        config,
+        kind,
+        member,
+        previous_guest=previous_guest,
+        device=device,
+        location=location,
+        least_interval=least_interval,
+    )
+    reply = _run(config, call.script, call.keys, call.args)
+    if not reply:
+        return None
+    now, generation, entered, hidden, unloaded = reply
+    label = config.state.clock.observe(
+        float(now), generation.decode(), call.shard.index
+    )
+    guest_shard = config.shard_of(previous_guest)
+    if previous_guest and guest_shard is not call.shard:
+        config.client.zrem(guest_shard.key("guests"), previous_guest)
+    return Stamp(float(now), label, bool(entered), bool(hidden), bool(unloaded))
+
+
+def record_call(
+    config: Config,
+    kind: Kind,
+    member: str,
+    *,
+    previous_guest: str = "",
+    device: str = "",
+    location: str = "",
+    least_interval: float = 0,
+) -> Call:
+    """The script :func:`record` runs, for callers that send many at once
+    (benchmarks/scaling.py fills sets through it)."""
     shard = config.shard_of(member)
     whole = len(config.shards) == 1
     guest_here = whole or config.shard_of(previous_guest) is shard
     minute = int(config.state.clock.now() // 60)
-    reply = _run(
-        config,
-        "record",
-        _record_keys(shard, kind, member if device else "", minute),
-        [
-            config.window,
-            member,
-            config.max_members,
-            least_interval,
-            previous_guest if guest_here else "",
-            device,
-            "1" if config.allow_invisible and kind == "users" else "0",
-            minute // 1440,
-            location,
-            "1" if whole else "0",
-        ],
-    )
-    if not reply:
-        return None
-    now, generation, entered, hidden, unloaded = reply
-    label = config.state.clock.observe(float(now), generation.decode(), shard.index)
-    if previous_guest and not guest_here:
-        guests = config.shard_of(previous_guest).key("guests")
-        config.client.zrem(guests, previous_guest)
-    return Stamp(float(now), label, bool(entered), bool(hidden), bool(unloaded))
+    args: list[str | int | float] = [
+        config.window,
+        member,
+        config.max_members,
+        least_interval,
+        previous_guest if guest_here else "",
+        device,
+        "1" if config.allow_invisible and kind == "users" else "0",
+        minute // 1440,
+        location,
+        "1" if whole else "0",
+    ]
+    keys = _record_keys(shard, kind, member if device else "", minute)
+    return Call("record", keys, args, shard)
 
 
 def today(config: Config) -> int:
@@ -554,8 +577,8 @@ def _estimates(
     pipe = config.client.pipeline(transaction=False)
     for shard, kind, _ in sets:
         minutes = [estimate_key(shard.tag, kind, m) for m in range(first, last + 1)]
-        pipe.pfcount(*minutes)
-        pipe.pfcount(*minutes[1:])
+        _queue(pipe, "PFCOUNT", *minutes)
+        _queue(pipe, "PFCOUNT", *minutes[1:])
     counted = pipe.execute()
     return [
         round(newer + inside * (every - newer))
@@ -567,13 +590,24 @@ def _raise_site(
     config: Config, counts: Counts, day: int
 ) -> tuple[tuple[int, float] | None, int]:
     """Raise the site's record and today's peak to the shards' sum (they
-    cannot, holding a part each); the record, and today's peak."""
-    best, best_at, peak = _run(
-        config,
-        "raise",
-        [config.key("record"), config.key("daily-peaks")],
-        [counts.people, day],
-    )
+    cannot, holding a part each); the record, and today's peak. While the
+    server holding them fails (its breaker opened), no record, and the
+    number online now for today's peak: the counts of the shards that
+    answer are worth more than the record."""
+    breaker = config.state.record_breaker
+    if breaker.is_open:
+        return None, counts.people
+    try:
+        best, best_at, peak = _run(
+            config,
+            "raise",
+            [config.key("record"), config.key("daily-peaks")],
+            [counts.people, day],
+        )
+    except RedisError as exc:
+        breaker.failed(exc)
+        return None, counts.people
+    breaker.succeeded()
     record = None if best is None else (int(best), float(best_at))
     return record, int(peak)
 
@@ -829,18 +863,20 @@ def _run(
     keys: Sequence[str | bytes],
     args: Sequence[str | bytes | int | float],
 ) -> Any:
-    """Run a script by its SHA, loading it first if Redis does not know it.
+    """Run a script by its SHA, by its source if Redis does not know it.
 
     Sending EVALSHA straight away, rather than through redis-py's
     ``Script`` object, spares the unguarded request a few microseconds.
+    EVAL, like EVALSHA, goes to the one server holding the keys, and leaves
+    the script known there; SCRIPT LOAD would go to every master of a
+    cluster, and fail while any one is down.
     """
     client: Redis = config.client
     source, sha = _script(name)
     try:
         return client.evalsha(sha, len(keys), *keys, *args)
     except NoScriptError:
-        client.script_load(source)
-        return client.evalsha(sha, len(keys), *keys, *args)
+        return client.eval(source, len(keys), *keys, *args)
 
 
 @dataclass(frozen=True)
@@ -900,20 +936,31 @@ def _reply_or_error(config: Config, call: Call) -> Any:
 
 def _pipelined(config: Config, calls: Sequence[Call]) -> list[Any]:
     """Send every call before reading any reply; errors are returned in
-    place. A script Redis does not know is loaded and its calls sent again."""
+    place. Calls of a script a server does not know are sent again with
+    its source (see :func:`_run`)."""
     replies = _send(config, calls)
     unknown = [i for i, reply in enumerate(replies) if isinstance(reply, NoScriptError)]
     if unknown:
-        for name in {calls[i].script for i in unknown}:
-            config.client.script_load(_script(name)[0])
-        again = _send(config, [calls[i] for i in unknown])
+        again = _send(config, [calls[i] for i in unknown], by_source=True)
         for i, reply in zip(unknown, again, strict=True):
             replies[i] = reply
     return replies
 
 
-def _send(config: Config, calls: Sequence[Call]) -> list[Any]:
+def _send(
+    config: Config, calls: Sequence[Call], *, by_source: bool = False
+) -> list[Any]:
+    """Each call's EVALSHA (EVAL ``by_source``), pipelined."""
     pipe = config.client.pipeline(transaction=False)
+    command = "EVAL" if by_source else "EVALSHA"
     for call in calls:
-        pipe.evalsha(_script(call.script)[1], len(call.keys), *call.keys, *call.args)
+        script = _script(call.script)[0 if by_source else 1]
+        _queue(pipe, command, script, len(call.keys), *call.keys, *call.args)
     return list(pipe.execute(raise_on_error=False))
+
+
+def _queue(pipe: Any, *command: str | bytes | int | float) -> None:
+    """Add ``command`` to ``pipe`` by name: redis-py's cluster pipeline
+    refuses its ``evalsha()``, ``eval()`` and ``pfcount()`` methods, but
+    routes the commands themselves by their keys, like any other."""
+    pipe.execute_command(*command)

@@ -236,6 +236,9 @@ class State:
             else tuple(CircuitBreaker(failure_backoff) for _ in range(shards))
         )
         """One per shard, so a master that is down stops only its shards."""
+        self.record_breaker = CircuitBreaker(failure_backoff)
+        """With shards: opened by a failure of the site's own keys (the
+        record, the daily peaks), which snapshots then do without."""
         self.clock = ServerClock(shards)
         self.guards: BoundedMemo[tuple[str, str, str], Guard | None] = BoundedMemo(4096)
         self.bots = Throttle()
