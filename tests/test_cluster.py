@@ -7,7 +7,9 @@ each Lua script runs on the master that owns the site's slot.
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Iterator
+from importlib.resources import files
 from io import StringIO
 from typing import cast
 
@@ -142,3 +144,14 @@ def test_a_visit_through_the_middleware_is_recorded(
 
 def test_the_cache_checks_do_not_apply() -> None:
     assert checks.check_cache() == []
+
+
+def test_every_script_can_be_loaded_ahead_on_every_master(
+    redis_cluster: Cluster,
+) -> None:
+    presence.load_scripts()
+    source = files("whos_online").joinpath("lua", "record.lua").read_bytes()
+    record = hashlib.sha1(source).hexdigest()
+    for node in redis_cluster.nodes:
+        with node.client() as master:
+            assert master.script_exists(record) == [True]

@@ -842,12 +842,12 @@ def _pairs(flat: Sequence[bytes]) -> list[tuple[str, float]]:
 
 
 def load_scripts() -> None:
-    """Load every script into Redis now (one round trip), rather than on
-    each script's first use."""
-    pipe = get_config().client.pipeline(transaction=False)
+    """Load every script into Redis now, rather than on each script's first
+    use: one ``SCRIPT LOAD`` each, which a cluster client sends to every
+    master (its pipeline refuses them)."""
+    client = get_config().client
     for path in files("whos_online").joinpath("lua").iterdir():
-        pipe.script_load(_script(path.name.removesuffix(".lua"))[0])
-    pipe.execute()
+        client.script_load(_script(path.name.removesuffix(".lua"))[0])
 
 
 @functools.cache
