@@ -13,7 +13,7 @@ LOCALES := de es fr pt_BR ru
 # browser; `make test-servers` and `make test-browser` run them (CI does).
 FAST := -m "not real_redis and not browser"
 
-.PHONY: help install demo test test-servers test-redis test-matrix test-browser lint messages docs wheel-check bench bench-scaling bench-smoke clean
+.PHONY: help install demo test test-servers test-redis test-matrix test-browser lint messages docs wheel-check bench bench-scaling bench-smoke bench-compare clean
 
 help:
 	@echo "make demo          serve the example project on http://127.0.0.1:$(PORT)"
@@ -29,6 +29,7 @@ help:
 	@echo "make bench         run the benchmarks and write docs/benchmarks/"
 	@echo "make bench-scaling WHOS_ONLINE_SHARDS on 1 master and 3 (docs/scaling.md's figures)"
 	@echo "make bench-smoke   the benchmarks with small sizes, report to a scratch folder"
+	@echo "make bench-compare REV=...  guarded and unguarded requests of REV and this tree, side by side"
 
 $(BIN)/.installed: pyproject.toml requirements/lint.txt requirements/test.txt \
 		requirements/django52.txt requirements/common.txt
@@ -124,6 +125,11 @@ bench-smoke: install
 	$(BIN)/python -m pip install --quiet -r requirements/bench.txt
 	out=$$(mktemp -d) && $(BIN)/python benchmarks/run.py --quick --out $$out && rm -rf $$out
 	$(BIN)/python benchmarks/scaling.py --quick
+
+# REV in a temporary git worktree against this tree, alternated in one run.
+bench-compare: install
+	$(BIN)/python -m pip install --quiet -r requirements/bench.txt
+	$(BIN)/python benchmarks/compare.py $(REV) $(COMPARE_ARGS)
 
 clean:
 	rm -rf $(VENV) .nox dist build .coverage docs/_build node_modules .screenshots

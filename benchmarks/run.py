@@ -73,7 +73,7 @@ def request_costs(params: dict[str, Any]) -> dict[str, Any]:
 
 
 def measure(params: dict[str, Any], workdir: Path, load: bool) -> dict[str, Any]:
-    from benchmarks import app, per_request, scale
+    from benchmarks import app, per_request, scale, stacks
 
     log("per-request cost of each middleware (interleaved rounds)")
     results: dict[str, Any] = {"per_request": request_costs(params)}
@@ -90,7 +90,7 @@ def measure(params: dict[str, Any], workdir: Path, load: bool) -> dict[str, Any]
         results["per_request_postgres"] = json.loads(out.read_text())
     log("scaling with the number online")
     scale.ensure_users(scale.NAMES + 10)
-    guarded = per_request.guarded_call(per_request.World())
+    guarded = per_request.guarded_call(stacks.World(app.guard_cookie()))
     results["scale"] = {"prune_batch": app.PRUNE_BATCH, "sizes": [], "prunes": []}
     for size in params["sizes"]:
         log(f"  {size:,} online: tag, snapshot, record, ZADD")

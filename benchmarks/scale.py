@@ -23,7 +23,8 @@ from redis import Redis
 
 from benchmarks import app
 from benchmarks.common import per_call, percentile
-from benchmarks.per_request import counting, environ
+from benchmarks.per_request import counting
+from benchmarks.stacks import environ
 
 NAMES = 50  # WHOS_ONLINE_MAX_NAMES' default: the users the tag looks up
 
