@@ -13,7 +13,7 @@ from django.http import HttpRequest, HttpResponseBase
 from whos_online import presence
 from whos_online.conf import get_config
 from whos_online.failsafe import quietly
-from whos_online.visitors import Seen, Visit, visit_of
+from whos_online.visitors import Seen, Visit, session_changed, visit_of
 
 
 class WhosOnlineMiddleware:
@@ -46,29 +46,27 @@ class WhosOnlineMiddleware:
     def __call__(self, request: HttpRequest) -> Any:
         if self.async_mode:
             return self.__acall__(request)
-        config = get_config()
-        seen = Seen.of(request, config)
-        visit = None if seen.spares(config) else before_view(request, seen)
+        seen = Seen(request, get_config())
+        visit = None if seen.spares else before_view(request, seen)
         response: HttpResponseBase = self.get_response(request)  # type: ignore[assignment]
         if (
             visit is not None
             and visit.stamp is not None
-            or seen.session_changed(request)
+            or session_changed(request, seen.session_key)
         ):
             after_view(visit_of(request, seen), response)
         return response
 
     async def __acall__(self, request: HttpRequest) -> HttpResponseBase:
-        config = get_config()
-        seen = Seen.of(request, config)
+        seen = Seen(request, get_config())
         visit = None
-        if not seen.spares(config):
+        if not seen.spares:
             visit = await sync_to_async(before_view)(request, seen)
         response: HttpResponseBase = await self.get_response(request)  # type: ignore[misc]
         if (
             visit is not None
             and visit.stamp is not None
-            or seen.session_changed(request)
+            or session_changed(request, seen.session_key)
         ):
             await sync_to_async(after_view)(visit_of(request, seen), response)
         return response

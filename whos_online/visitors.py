@@ -31,38 +31,44 @@ REQUEST_ATTRIBUTE = "whos_online_visit"
 
 class Seen:
     """What the request's cookies say, read with nothing else: the session
-    key the browser holds and the guard, if it was issued to this session
-    (and, for a guest, these address headers). Made for every request, so a
-    plain class with slots: a frozen dataclass costs more to make."""
+    key the browser holds (or will hold after this response), the guard if
+    it was issued to this session (and, for a guest, these address headers),
+    and whether it spares the request a record, by Redis' time and data
+    generation as this process learnt them in the past few seconds.
 
-    __slots__ = ("guard", "session_key")
+    Made for every request, so a plain class with slots whose one call does
+    it all: on the guarded path each Python call costs about as much as the
+    work it wraps.
+    """
 
-    def __init__(self, session_key: str, found: guard.Guard | None) -> None:
-        self.session_key = session_key
-        self.guard = found
+    __slots__ = ("guard", "session_key", "spares")
 
-    @classmethod
-    def of(cls, request: HttpRequest, config: Config) -> Seen:
-        session_key = _session_key(request, config)
-        raw = request.COOKIES.get(config.cookie_name, "")
-        bound = binding(request, config) if raw and guard.is_guests(raw) else ""
-        return cls(session_key, guard.read(config, raw, session_key, bound))
-
-    def spares(self, config: Config) -> bool:
-        """Whether the guard spares this request a record, by Redis' time and
-        data generation as this process learnt them in the past few seconds."""
-        found = self.guard
-        return found is not None and found.holds(config.state.clock)
-
-    def session_changed(self, request: HttpRequest) -> bool:
-        """Whether the view gave the browser another session (a login or a
-        logout cycles the key), so the guard no longer fits it."""
+    def __init__(self, request: HttpRequest, config: Config) -> None:
+        cookies = request.COOKIES
+        # Reading ``modified`` loads nothing; only a session this request
+        # changed (a login, a logout) is asked for its key.
         session = getattr(request, "session", None)
-        return (
-            session is not None
-            and session.modified
-            and (session.session_key or "") != self.session_key
-        )
+        if session is not None and session.modified:
+            session_key = session.session_key or ""
+        else:
+            session_key = cookies.get(config.session_cookie_name, "")
+        raw = cookies.get(config.cookie_name, "")
+        bound = binding(request, config) if raw and guard.is_guests(raw) else ""
+        self.session_key = session_key
+        self.guard = found = guard.read(config, raw, session_key, bound)
+        self.spares = found is not None and found.holds(config.state.clock)
+
+
+def session_changed(request: HttpRequest, session_key: str) -> bool:
+    """Whether the view gave the browser a session other than
+    ``session_key`` (a login or a logout cycles the key), so the guard no
+    longer fits it."""
+    session = getattr(request, "session", None)
+    return (
+        session is not None
+        and session.modified
+        and (session.session_key or "") != session_key
+    )
 
 
 def binding(request: HttpRequest, config: Config) -> str:
@@ -122,7 +128,7 @@ class Visit:
     ) -> None:
         self.request = request
         self.config = config = config or get_config()
-        seen = seen or Seen.of(request, config)
+        seen = seen or Seen(request, config)
         self.session_key, self.guard = seen.session_key, seen.guard
         self._visitor = UNRESOLVED
         setattr(request, REQUEST_ATTRIBUTE, self)
@@ -134,7 +140,10 @@ class Visit:
 
     @property
     def is_guarded(self) -> bool:
-        return Seen(self.session_key, self.guard).spares(self.config)
+        """Whether the guard spares a record now (the clock may have been
+        asked since the cookies were read)."""
+        found = self.guard
+        return found is not None and found.holds(self.config.state.clock)
 
     @functools.cached_property
     def address(self) -> str | None:
@@ -201,7 +210,7 @@ class Visit:
             was_guest = before.kind == "guests"
         else:
             was_guest = self.guard is not None and self.guard.is_guests
-        self.session_key = _session_key(self.request, self.config)
+        self.session_key = Seen(self.request, self.config).session_key
         self._visitor = after = self._resolve()
         self.stamp = self.recorded = None
         if after is None or not after.is_person:
@@ -252,7 +261,7 @@ class Visit:
 
     @property
     def identity_changed(self) -> bool:
-        return Seen(self.session_key, self.guard).session_changed(self.request)
+        return session_changed(self.request, self.session_key)
 
     def issue_guard(self, response: HttpResponseBase) -> None:
         """Spare the visitor just recorded the next guard period of records."""
@@ -284,15 +293,3 @@ def is_hidden(user: Any, config: Config | None = None) -> bool:
     """Whether ``WHOS_ONLINE_IS_HIDDEN`` keeps ``user`` off public lists."""
     rule = (config or get_config()).is_hidden
     return rule is not None and bool(rule(user))
-
-
-def _session_key(request: HttpRequest, config: Config) -> str:
-    """The session key the browser holds, or will hold after this response.
-
-    Reading ``modified`` loads nothing; only a session this request changed
-    (a login, a logout) is asked for its key.
-    """
-    session = getattr(request, "session", None)
-    if session is not None and session.modified:
-        return session.session_key or ""
-    return request.COOKIES.get(config.session_cookie_name, "")
