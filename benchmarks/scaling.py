@@ -239,7 +239,7 @@ def main() -> None:
     parser.add_argument("--sizes", type=int, nargs="*", help="guests for the estimate")
     parser.add_argument("--json", type=Path, help="write the figures here too")
     args = parser.parse_args()
-    params = QUICK if args.quick else FULL
+    params: dict[str, Any] = QUICK if args.quick else FULL
     if args.sizes is not None:
         params = params | {"sizes": args.sizes}
     with ExitStack() as stack:

@@ -14,7 +14,7 @@ from pytest_django.fixtures import Settings as SettingsWrapper
 from redis import Redis
 from redis.client import Pipeline
 
-from whos_online import presence
+from whos_online import presence, state
 from whos_online.conf import get_config
 
 
@@ -59,6 +59,7 @@ def clock(monkeypatch: pytest.MonkeyPatch) -> Clock:
     wall, monotonic = time.time, time.monotonic
     monkeypatch.setattr(time, "time", lambda: wall() + moved.ahead)
     monkeypatch.setattr(time, "monotonic", lambda: monotonic() + moved.ahead)
+    monkeypatch.setattr(state, "local_time", time.time)  # bound at import
     return moved
 
 
