@@ -23,6 +23,7 @@ import hashlib
 import hmac
 import re
 from dataclasses import dataclass
+from typing import Any, cast
 
 from django.http import HttpResponseBase
 from django.utils.http import http_date
@@ -35,6 +36,10 @@ from whos_online.state import ServerClock
 MAX_GUARD_LENGTH = 160
 # Primary keys that go into the cookie as they are: integers, UUIDs, slugs.
 COOKIE_SAFE_PK = re.compile(r"[A-Za-z0-9_.:\-]{1,64}")
+
+
+# A memo miss; ``None`` in the memo is a cookie that did not verify.
+UNKNOWN: Any = object()
 
 
 @dataclass(frozen=True)
@@ -55,22 +60,18 @@ class Guard:
         return clock.vouches(self.generation, self.expires)
 
 
-def is_guests(raw: str) -> bool:
-    """Whether the raw cookie claims to be a guest's (its MAC then covers
-    the address, which is worth working out only for such a guard)."""
-    return raw.partition(".")[2].startswith("g.")
-
-
 def read(config: Config, raw: str, session_key: str, address: str) -> Guard | None:
     """The guard ``raw`` if it was issued to this session (and address)."""
-    if not raw or len(raw) > MAX_GUARD_LENGTH:
-        return None
     memo = config.state.guards
-    try:
-        return memo[raw, session_key, address]
-    except KeyError:
-        guard = _verify(config, raw, session_key, address)
-        return memo.put((raw, session_key, address), guard)
+    found = memo.get((raw, session_key, address), UNKNOWN)
+    if found is not UNKNOWN:
+        return cast("Guard | None", found)
+    verified = (
+        None
+        if len(raw) > MAX_GUARD_LENGTH
+        else _verify(config, raw, session_key, address)
+    )
+    return memo.put((raw, session_key, address), verified)
 
 
 def _verify(config: Config, raw: str, session_key: str, address: str) -> Guard | None:

@@ -52,11 +52,20 @@ class Seen:
             session_key = session.session_key or ""
         else:
             session_key = cookies.get(config.session_cookie_name, "")
-        raw = cookies.get(config.cookie_name, "")
-        bound = binding(request, config) if raw and guard.is_guests(raw) else ""
+        raw = cookies.get(config.cookie_name)
         self.session_key = session_key
+        if not raw:
+            self.guard, self.spares = None, False
+            return
+        # A guest's guard (its MAC covers the address headers, worth reading
+        # only then) has the kind "g" after an expiry of ten digits (until
+        # the year 2286); one that does not say so is read as a user's and
+        # then fails its MAC.
+        bound = binding(request, config) if raw[10:13] == ".g." else ""
         self.guard = found = guard.read(config, raw, session_key, bound)
-        self.spares = found is not None and found.holds(config.state.clock)
+        self.spares = found is not None and config.state.clock.vouches(
+            found.generation, found.expires
+        )
 
 
 def session_changed(request: HttpRequest, session_key: str) -> bool:
