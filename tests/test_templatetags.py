@@ -30,6 +30,11 @@ def test_it_lists_online_users_most_recently_seen_first(alice: User, bob: User) 
     assert html.index("bob") < html.index("alice")
 
 
+def test_the_count_sentence_is_the_whole_text_of_its_live_region() -> None:
+    presence.record_guest("192.0.2.1")
+    assert 'aria-atomic="true">1 visitor online</p>' in render()
+
+
 def test_it_counts_users_and_guests(alice: User) -> None:
     presence.record_user(alice.pk)
     presence.record_guest("192.0.2.1")
