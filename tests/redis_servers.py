@@ -14,6 +14,7 @@ a module's namespace).
 from __future__ import annotations
 
 import os
+import random
 import shutil
 import signal
 import socket
@@ -45,10 +46,26 @@ real_redis = [pytest.mark.real_redis, needs_redis_server]
 
 
 def free_port() -> int:
-    """A loopback port nothing listens on right now."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
+    """A loopback port nothing listens on right now, below the range the
+    kernel gives outgoing connections: a port from that range (what binding
+    port 0 picks) can be taken by a client socket before the server binds it."""
+    while True:
+        port = random.randrange(20_000, _first_outgoing_port())
+        with socket.socket() as sock:
+            try:
+                sock.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+        return port
+
+
+def _first_outgoing_port() -> int:
+    try:
+        return int(
+            Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()[0]
+        )
+    except (OSError, ValueError, IndexError):
+        return 32768  # Linux's default
 
 
 def wait_until(condition: Callable[[], bool], what: str, timeout: float) -> float:
