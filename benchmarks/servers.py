@@ -20,14 +20,9 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from benchmarks.common import ROOT
+from tests.redis_servers import free_port
 
 POSTGRES = urlsplit(os.environ.get("BENCH_POSTGRES", "postgresql://postgres@127.0.0.1"))
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 @contextlib.contextmanager
