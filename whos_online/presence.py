@@ -221,9 +221,9 @@ def record(
     label = config.state.clock.observe(
         float(now), generation.decode(), call.shard.index
     )
-    guest_shard = config.shard_of(previous_guest)
-    if previous_guest and guest_shard is not call.shard:
-        config.client.zrem(guest_shard.key("guests"), previous_guest)
+    if previous_guest and config.shard_of(previous_guest) is not call.shard:
+        guests = config.shard_of(previous_guest).key("guests")
+        config.client.zrem(guests, previous_guest)
     return Stamp(float(now), label, bool(entered), bool(hidden), bool(unloaded))
 
 
