@@ -18,6 +18,7 @@ from typing import Any, Literal
 from django.contrib.auth import get_user_model
 from django.core.exceptions import ValidationError
 from django.http import HttpRequest
+from django.utils.translation import pgettext_lazy
 
 from whos_online import presence
 from whos_online.bots import is_known
@@ -96,11 +97,24 @@ class Roster(Windowed):
         return max(listable - len(self.users), 0)
 
 
+STATUS_LABELS = {
+    "online": pgettext_lazy("a user's presence status", "online"),
+    "away": pgettext_lazy("a user's presence status", "away"),
+    "offline": pgettext_lazy("a user's presence status", "offline"),
+}
+
+
 @dataclass(frozen=True)
 class UserPresence:
     user: Any
     status: Status
+    """``online``, ``away`` or ``offline``: a code for CSS classes and tests."""
     last_seen: datetime | None
+
+    @property
+    def label(self) -> str:
+        """The status in the active language, for people to read."""
+        return str(STATUS_LABELS[self.status])
 
 
 def is_active_staff(user: Any) -> bool:
