@@ -226,6 +226,7 @@ def test_no_english_is_left_in_the_german_widget(
     settings: SettingsWrapper, django_user_model: type[User]
 ) -> None:
     settings.WHOS_ONLINE_MAX_NAMES = 2
+    settings.WHOS_ONLINE_PUBLIC_HIDDEN_COUNT = "separate"
     for name in ("anna", "bernd", "clara", "emil"):
         presence.record_user(django_user_model.objects.create_user(name).pk)
     presence.record_user(django_user_model.objects.create_user("dora").pk, hidden=True)

@@ -34,7 +34,10 @@ def everyone(alice: User, bob: User) -> None:
 
 
 @pytest.mark.usefixtures("everyone")
-def test_json_has_the_counts_the_visible_users_and_the_window(browser: Client) -> None:
+def test_json_has_the_counts_the_visible_users_and_the_window(
+    browser: Client, settings: SettingsWrapper
+) -> None:
+    settings.WHOS_ONLINE_PUBLIC_HIDDEN_COUNT = "separate"
     data = browser.get(JSON).json()  # the reader is a guest, and counts
     assert data["counts"] == {
         "people": 4,

@@ -20,6 +20,7 @@ from whos_online.connection import has_read_timeout, is_redis_backend
 
 MIDDLEWARE_PATH = "whos_online.middleware.WhosOnlineMiddleware"
 AUDIENCES = ("everyone", "users", "staff", "nobody")
+HIDDEN_COUNTS = ("never", "in-total", "separate")
 AUTH_MIDDLEWARE_PATH = "django.contrib.auth.middleware.AuthenticationMiddleware"
 
 
@@ -290,6 +291,10 @@ SETTING_RULES: dict[str, tuple[Callable[[Any], bool], str]] = {
     "NAMES_VISIBLE_TO": (
         lambda v: v in AUDIENCES,
         'one of "everyone", "users", "staff" or "nobody"',
+    ),
+    "PUBLIC_HIDDEN_COUNT": (
+        lambda v: v in HIDDEN_COUNTS,
+        'one of "never", "in-total" or "separate"',
     ),
     "MIN_NAMES_LISTED": (lambda v: _is_whole(v, 0), "a whole number, 0 or more"),
     "CONNECTION_FACTORY": (

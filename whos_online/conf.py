@@ -146,6 +146,13 @@ class Settings:
         return getattr(settings, "WHOS_ONLINE_NAMES_VISIBLE_TO", "everyone")
 
     @property
+    def PUBLIC_HIDDEN_COUNT(self) -> str:
+        """What everyone but staff learns of hidden users: "never" (they are
+        not counted), "in-total" (counted as users, never apart) or
+        "separate" (counted apart, as "1 hidden user")."""
+        return getattr(settings, "WHOS_ONLINE_PUBLIC_HIDDEN_COUNT", "never")
+
+    @property
     def MIN_NAMES_LISTED(self) -> int:
         """Below this many visible users online, lists show counts only."""
         return getattr(settings, "WHOS_ONLINE_MIN_NAMES_LISTED", 0)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from typing import Any, Literal
 
@@ -87,14 +87,15 @@ class Roster(Windowed):
     shows_names: bool = True
     """False when the site shows this viewer counts only
     (``WHOS_ONLINE_NAMES_VISIBLE_TO``, ``WHOS_ONLINE_MIN_NAMES_LISTED``)."""
+    nameable: int = 0
+    """How many users online the viewer may see named."""
 
     @property
     def more(self) -> int:
         """How many users online the viewer may see but are not in ``users``."""
         if not self.shows_names:
             return 0
-        listable = self.counts.users + (self.counts.hidden if self.shows_hidden else 0)
-        return max(listable - len(self.users), 0)
+        return max(self.nameable - len(self.users), 0)
 
 
 STATUS_LABELS = {
@@ -150,12 +151,13 @@ def online_roster(
     if snapshot is None:
         return Roster(window=conf.WINDOW, room=room)
     visible = snapshot.counts.users + (snapshot.counts.hidden if shows_hidden else 0)
+    counts = snapshot.counts if shows_hidden else public_counts(snapshot.counts)
     if not may_see_names(viewer) or visible < conf.MIN_NAMES_LISTED:
         return Roster(
             window=snapshot.window,
             available=True,
             room=room,
-            counts=snapshot.counts,
+            counts=counts,
             record=as_record(snapshot.record),
             today=snapshot.today,
             shows_hidden=shows_hidden,
@@ -171,11 +173,24 @@ def online_roster(
         users=users_in_order(snapshot.users, snapshot.hidden, snapshot.where)[:limit],
         bots=known,
         other_bots=max(snapshot.counts.bots - len(known), 0),
-        counts=snapshot.counts,
+        counts=counts,
         record=as_record(snapshot.record),
         today=snapshot.today,
         shows_hidden=shows_hidden,
+        nameable=visible,
     )
+
+
+def public_counts(counts: presence.Counts) -> presence.Counts:
+    """The counts as everyone but staff sees them
+    (``WHOS_ONLINE_PUBLIC_HIDDEN_COUNT``): by default hidden users are not
+    counted at all, so being hidden looks exactly like being offline."""
+    shown = conf.PUBLIC_HIDDEN_COUNT
+    if shown == "separate":
+        return counts
+    if shown == "in-total":
+        return replace(counts, users=counts.users + counts.hidden, hidden=0)
+    return replace(counts, hidden=0)
 
 
 def snapshot_for(
