@@ -88,6 +88,30 @@ def busy_page(request: HttpRequest) -> HttpResponse:
     return HttpResponse(template.render({}, request))
 
 
+def thread_of_authors(request: HttpRequest) -> HttpResponse:
+    """A thread whose twenty posts each show their author's badge
+    (``?badge=seen``: when they were last seen, ``both``: both;
+    ``?widget=first`` or ``last``: and the widget, before or after them)."""
+    badge = {
+        "status": "{{ author|online_status }}",
+        "seen": "{{ author|last_seen|date:'c' }}",
+        "both": "{{ author|online_status }} {{ author|last_seen|date:'c' }}",
+    }[request.GET.get("badge", "status")]
+    template = engines["django"].from_string(
+        "{% load whos_online %}{% if widget == 'first' %}{% whos_online %}{% endif %}"
+        "{% for author in authors %}{{ author.username }}="
+        + badge
+        + ";{% endfor %}{% if widget == 'last' %}{% whos_online %}{% endif %}"
+    )
+    authors = (
+        get_user_model()
+        ._default_manager.filter(username__startswith="author")
+        .order_by("username")
+    )
+    context = {"authors": authors, "widget": request.GET.get("widget")}
+    return HttpResponse(template.render(context, request))
+
+
 @location("Reading the forum")
 def forum(request: HttpRequest) -> HttpResponse:
     return HttpResponse("the forum")
@@ -104,6 +128,7 @@ urlpatterns = [
     path("forum/", forum),
     path("members/", Members.as_view()),
     path("busy-page/", busy_page),
+    path("thread-of-authors/", thread_of_authors),
     path("cached/", cached),
     path("room-widget/<str:room>/", widget_of_room),
     path("", page),

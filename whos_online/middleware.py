@@ -13,6 +13,7 @@ from django.http import HttpRequest, HttpResponseBase
 from whos_online import presence
 from whos_online.conf import get_config
 from whos_online.failsafe import quietly
+from whos_online.roster import PAGE
 from whos_online.visitors import Seen, Visit, session_changed, visit_of
 
 
@@ -48,7 +49,9 @@ class WhosOnlineMiddleware:
             return self.__acall__(request)
         seen = Seen(request, get_config())
         visit = None if seen.spares else before_view(request, seen)
+        page = PAGE.set(request)
         response: HttpResponseBase = self.get_response(request)  # type: ignore[assignment]
+        PAGE.reset(page)
         if (
             visit is not None
             and visit.stamp is not None
@@ -62,7 +65,9 @@ class WhosOnlineMiddleware:
         visit = None
         if not seen.spares:
             visit = await sync_to_async(before_view)(request, seen)
+        page = PAGE.set(request)
         response: HttpResponseBase = await self.get_response(request)  # type: ignore[misc]
+        PAGE.reset(page)
         if (
             visit is not None
             and visit.stamp is not None

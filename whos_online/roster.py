@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterable, Mapping, Sequence
+from contextvars import ContextVar
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from typing import Any, Literal
@@ -28,6 +29,15 @@ from whos_online.locations import Location, parse
 from whos_online.visitors import Visit, visit_of
 
 Status = Literal["online", "away", "offline"]
+
+PAGE: ContextVar[HttpRequest | None] = ContextVar("whos_online_page", default=None)
+"""The request whose page is being made, set by the middleware around the
+view, so that filters, which see no context, can share the page's snapshot."""
+
+# The most users a page's badges are read from in one snapshot; past it, a
+# badge of a user not among the most recent costs a round trip of its own.
+BADGE_NAMES = 1000
+BADGES_ATTRIBUTE = "whos_online_badges"
 
 
 @dataclass(frozen=True)
@@ -276,6 +286,55 @@ def presence_of(users: Iterable[Any], *, viewer: Any = None) -> list[UserPresenc
         return [UserPresence(user, "offline", None) for user in users]
     shows_hidden = is_active_staff(viewer)
     return [_presence(user, found, shows_hidden) for user in users]
+
+
+def badge_of(user: Any) -> UserPresence:
+    """A user's status and last-seen time as a badge beside their name shows
+    them: hidden users are ``offline``, whoever looks.
+
+    On a page made through the middleware, every badge is read from the
+    page's one snapshot of the users online (shared with the widget), so a
+    thread of twenty posts costs one round trip for all its badges; a user
+    not online within the window is ``offline`` with no ``last_seen``.
+    Elsewhere (an email, a command), one round trip per user.
+    """
+    request = PAGE.get()
+    if request is None:
+        return presence_of([user])[0]
+    badges: dict[str, UserPresence] = request.__dict__.setdefault(BADGES_ATTRIBUTE, {})
+    member = str(user.pk)
+    badge = badges.get(member)
+    if badge is None:
+        badge = badges[member] = _badge_from_page(user, request)
+    return badge
+
+
+def _badge_from_page(user: Any, request: HttpRequest) -> UserPresence:
+    snapshot = quietly(lambda: _page_snapshot(request), None)
+    if snapshot is None:
+        return UserPresence(user, "offline", None)
+    seen = dict(snapshot.users).get(str(user.pk))
+    if seen is None and not _lists_everyone(snapshot):
+        return presence_of([user])[0]
+    return UserPresence(
+        user,
+        status_for(seen, snapshot.now),
+        None if seen is None else as_datetime(seen),
+    )
+
+
+def _page_snapshot(request: HttpRequest) -> presence.Snapshot:
+    """The page's site-wide snapshot if it lists every user online, else one
+    listing up to ``BADGE_NAMES``."""
+    taken = visit_of(request).snapshots.get((None, False))
+    if taken is not None and _lists_everyone(taken[1]):
+        return taken[1]
+    return snapshot_for(BADGE_NAMES, None, False, request)
+
+
+def _lists_everyone(snapshot: presence.Snapshot) -> bool:
+    counts = snapshot.counts
+    return "users" not in counts.estimated and len(snapshot.users) >= counts.users
 
 
 def _presence(user: Any, found: presence.LastSeen, shows_hidden: bool) -> UserPresence:

@@ -23,7 +23,13 @@ from whos_online import visibility
 from whos_online.conf import conf
 from whos_online.presence import Counts
 from whos_online.rooms import refuse_bad_room, room_token
-from whos_online.roster import Roster, UserPresence, online_roster, presence_of
+from whos_online.roster import (
+    Roster,
+    UserPresence,
+    badge_of,
+    online_roster,
+    presence_of,
+)
 
 register = template.Library()
 
@@ -131,14 +137,16 @@ def presence_list(context: Context, users: Any) -> list[UserPresence]:
 
 @register.filter
 def online_status(user: Any) -> str:
-    """``{{ user|online_status }}``: ``online``, ``away`` or ``offline``."""
-    return presence_of([user])[0].status
+    """``{{ user|online_status }}``: ``online``, ``away`` or ``offline``; all
+    the badges of a page cost one round trip together."""
+    return badge_of(user).status
 
 
 @register.filter
 def last_seen(user: Any) -> datetime | None:
-    """``{{ user|last_seen|timesince }}``: when the user was last seen."""
-    return presence_of([user])[0].last_seen
+    """``{{ user|last_seen|timesince }}``: when the user was last seen within
+    the window; ``None`` when they were not."""
+    return badge_of(user).last_seen
 
 
 @register.filter
