@@ -2,7 +2,9 @@ from __future__ import annotations
 
 from django.contrib import admin
 from django.contrib.auth import get_user_model, login, logout
+from django.contrib.auth.models import Group
 from django.http import HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404
 from django.template import engines
 from django.urls import include, path
 from django.views import View
@@ -112,6 +114,25 @@ def thread_of_authors(request: HttpRequest) -> HttpResponse:
     return HttpResponse(template.render(context, request))
 
 
+def third_party_topic(request: HttpRequest, pk: int) -> HttpResponse:
+    """A forum's view the site did not write (a group stands in for its
+    topic): the site names its room in the template or in settings."""
+    topic = get_object_or_404(Group, pk=pk)
+    source = {
+        "instance": "{% whos_online room=topic %}",
+        "page": "{% page_room as room %}{% whos_online room=room %}",
+        "none": "",
+    }[request.GET.get("widget", "none")]
+    template = engines["django"].from_string("{% load whos_online %}" + source)
+    return HttpResponse(template.render({"topic": topic}, request))
+
+
+@records_room("thread:{pk}")
+def missing_thread(request: HttpRequest, pk: int) -> HttpResponse:
+    """A decorated view whose threads do not exist."""
+    return HttpResponse("no such thread", status=404)
+
+
 @location("Reading the forum")
 def forum(request: HttpRequest) -> HttpResponse:
     return HttpResponse("the forum")
@@ -126,6 +147,11 @@ class Members(LocationMixin, View):
 
 urlpatterns = [
     path("forum/", forum),
+    path(
+        "forum/",
+        include(([path("<int:pk>/", third_party_topic, name="topic")], "forum")),
+    ),
+    path("missing-thread/<int:pk>/", missing_thread),
     path("members/", Members.as_view()),
     path("busy-page/", busy_page),
     path("thread-of-authors/", thread_of_authors),

@@ -274,6 +274,13 @@ SETTING_RULES: dict[str, tuple[Callable[[Any], bool], str]] = {
         "a whole number of seconds, at least 1",
     ),
     "SNAPSHOT_MAX_AGE": (lambda v: _is_number(v, 0), "a number of seconds, 0 or more"),
+    "ROOMS": (
+        lambda v: (
+            isinstance(v, dict)
+            and all(isinstance(k, str) and isinstance(x, str) for k, x in v.items())
+        ),
+        "a dict of URL names to room names",
+    ),
     "LOCATIONS": (
         lambda v: (
             isinstance(v, dict)

@@ -120,6 +120,12 @@ class Settings:
         return getattr(settings, "WHOS_ONLINE_SNAPSHOT_MAX_AGE", 0)
 
     @property
+    def ROOMS(self) -> dict[str, str]:
+        """URL names (``"app:name"``) and the room of their pages, formatted
+        with the URL's keyword arguments (``"topic:{pk}"``)."""
+        return getattr(settings, "WHOS_ONLINE_ROOMS", {})
+
+    @property
     def LOCATIONS(self) -> dict[str, str]:
         """URL names (``"app:name"``) and the location label of their pages."""
         return getattr(settings, "WHOS_ONLINE_LOCATIONS", {})

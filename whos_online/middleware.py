@@ -13,6 +13,7 @@ from django.http import HttpRequest, HttpResponseBase
 from whos_online import presence
 from whos_online.conf import get_config
 from whos_online.failsafe import quietly
+from whos_online.rooms import record_page_rooms, rooms_of_page
 from whos_online.roster import PAGE
 from whos_online.visitors import Seen, Visit, session_changed, visit_of
 
@@ -22,6 +23,8 @@ class WhosOnlineMiddleware:
 
     The visitor is recorded before the view runs, so the page already counts
     them; a view that logs someone in or out records the new identity too.
+    After a view that answered 2xx, the visitor is recorded in the page's
+    rooms (see :mod:`whos_online.rooms`).
     """
 
     sync_capable = True
@@ -58,6 +61,7 @@ class WhosOnlineMiddleware:
             or session_changed(request, seen.session_key)
         ):
             after_view(visit_of(request, seen), response)
+        record_page_rooms(request, response)
         return response
 
     async def __acall__(self, request: HttpRequest) -> HttpResponseBase:
@@ -74,6 +78,8 @@ class WhosOnlineMiddleware:
             or session_changed(request, seen.session_key)
         ):
             await sync_to_async(after_view)(visit_of(request, seen), response)
+        if rooms_of_page(request):
+            await sync_to_async(record_page_rooms)(request, response)
         return response
 
 

@@ -26,7 +26,8 @@ from whos_online.bots import is_known
 from whos_online.conf import conf, get_config
 from whos_online.failsafe import quietly
 from whos_online.locations import Location, parse
-from whos_online.visitors import Visit, visit_of
+from whos_online.rooms import rooms_of_page
+from whos_online.visitors import Visit, Visitor, visit_of
 
 Status = Literal["online", "away", "offline"]
 
@@ -160,6 +161,8 @@ def online_roster(
     snapshot = quietly(lambda: snapshot_for(limit, room, shows_hidden, request), None)
     if snapshot is None:
         return Roster(window=conf.WINDOW, room=room)
+    if room is not None and request is not None and room in rooms_of_page(request):
+        snapshot = with_reader(snapshot, visit_of(request).visitor, shows_hidden)
     visible = snapshot.counts.users + (snapshot.counts.hidden if shows_hidden else 0)
     counts = snapshot.counts if shows_hidden else public_counts(snapshot.counts)
     if not may_see_names(viewer) or visible < conf.MIN_NAMES_LISTED:
@@ -189,6 +192,25 @@ def online_roster(
         shows_hidden=shows_hidden,
         nameable=visible,
     )
+
+
+def with_reader(
+    snapshot: presence.Snapshot, reader: Visitor | None, shows_hidden: bool
+) -> presence.Snapshot:
+    """A room's snapshot with its reader in it as of now: the page records
+    them there after the view, so its widget lists them already (once, if
+    they were there before). A hidden reader who is not staff is left as
+    they are: the hidden users were not listed to them, so whether they are
+    in the room already cannot be told."""
+    if reader is None or (reader.kind == "hidden" and not shows_hidden):
+        return snapshot
+    listed: list[tuple[str, float]] = getattr(snapshot, reader.kind)
+    others = [pair for pair in listed if pair[0] != reader.member]
+    counts = snapshot.counts
+    if len(others) == len(listed):  # not in the room yet, as far as we can tell
+        counts = replace(counts, **{reader.kind: getattr(counts, reader.kind) + 1})
+    lists: dict[str, Any] = {reader.kind: [(reader.member, snapshot.now), *others]}
+    return replace(snapshot, counts=counts, **lists)
 
 
 def public_counts(counts: presence.Counts) -> presence.Counts:
@@ -234,8 +256,12 @@ def _shared_or_new(
     ):
         return shared[1], shared[2]
     room, shows_hidden = key
+    # A room lists its guests too, so that its reader can be found in it.
     snapshot = presence.snapshot(
-        limit, room=room, hidden_limit=limit if shows_hidden else 0
+        limit,
+        room=room,
+        hidden_limit=limit if shows_hidden else 0,
+        guest_limit=0 if room is None else limit,
     )
     if config.snapshot_max_age > 0:
         config.state.snapshots.put(key, (time.monotonic(), limit, snapshot))

@@ -152,7 +152,7 @@ def beacon(request: HttpRequest) -> HttpResponseBase:
     if token:
         room = room_from_token(token, request.user)
         if room is not None:
-            record_in_room(request, room, {})
+            record_in_room(request, room)
     response = HttpResponse(status=204)
     add_never_cache_headers(response)
     return response
