@@ -161,9 +161,13 @@ def test_pages_that_do_not_exist_record_no_room(
     browser: Client, settings: SettingsWrapper
 ) -> None:
     settings.WHOS_ONLINE_ROOMS = {"forum:topic": "topic:{pk}"}
+    settings.WHOS_ONLINE_MAX_ROOMS = 5
     for pk in range(1000, 1200):
         assert browser.get(f"/forum/{pk}/").status_code == 404
     assert presence.rooms() == []
+    topic = Group.objects.create(name="Rules")
+    browser.get(f"/forum/{topic.pk}/")
+    assert presence.rooms() == [f"topic:{topic.pk}"]  # the cap is still free
 
 
 def test_a_decorated_view_that_answers_404_records_no_room(browser: Client) -> None:

@@ -111,6 +111,8 @@ def whos_online(
         ),
         "request": context.get("request"),
         "heading": int(heading) if heading in range(1, 7) else 0,
+        # What the beacon's fresh widgets are keyed by; None for a bad room.
+        "room_key": "" if room is None else name,
     }
 
 
