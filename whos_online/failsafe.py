@@ -19,8 +19,8 @@ from typing import TypeVar
 
 from redis.exceptions import RedisError
 
-from whos_online.conf import get_config
 from whos_online.state import CircuitBreaker
+from whos_online.store import get_store
 
 T = TypeVar("T")
 D = TypeVar("D")
@@ -31,7 +31,7 @@ def quietly(
 ) -> T | D:
     """``call()``, or ``default`` if Redis is known to be failing or fails now
     (by ``breaker``: the site's unless given)."""
-    breaker = breaker or get_config().state.breaker
+    breaker = breaker or get_store().state.breaker
     if breaker.is_open:
         return default
     try:
