@@ -19,8 +19,8 @@ from pytest_django import DjangoAssertNumQueries
 
 from tests import presence
 from tests.conftest import Clock, CommandCounter
-from whos_online.conf import get_config
 from whos_online.admin import OnlineNowAdmin
+from whos_online.conf import get_config
 from whos_online.models import OnlineNow
 from whos_online.staff import BOTTOM, LEFT, RIGHT, TOP, history_chart, staff_overview
 
