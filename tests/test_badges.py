@@ -10,8 +10,8 @@ from django.contrib.auth.models import User
 from django.test import Client
 from pytest_django.fixtures import Settings as SettingsWrapper
 
+from tests import presence
 from tests.conftest import Clock, CommandCounter
-from whos_online import presence
 
 pytestmark = pytest.mark.django_db
 

@@ -10,8 +10,8 @@ import pytest
 from django.test import Client
 from pytest_django.fixtures import Settings as SettingsWrapper
 
+from tests import presence
 from tests.conftest import CommandCounter
-from whos_online import presence
 from whos_online.rooms import room_token
 
 pytestmark = pytest.mark.django_db

@@ -20,9 +20,11 @@ from pytest_django.fixtures import Settings as SettingsWrapper
 from redis.cluster import RedisCluster
 from redis.crc import key_slot
 
+from tests import presence
 from tests.redis_servers import Cluster, cluster_in_use, real_redis, redis_cluster
-from whos_online import checks, presence
-from whos_online.conf import conf, get_config
+from whos_online import checks
+from whos_online.conf import conf
+from whos_online.store import get_store
 
 pytestmark = real_redis
 
@@ -53,7 +55,7 @@ def site_keys() -> list[str]:
 
 
 def test_the_factory_builds_the_client() -> None:
-    assert isinstance(cast(object, get_config().client), RedisCluster)
+    assert isinstance(cast(object, get_store().client), RedisCluster)
 
 
 def test_every_key_of_a_site_maps_to_one_slot(on_cluster: RedisCluster) -> None:

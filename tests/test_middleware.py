@@ -16,10 +16,11 @@ from django.utils.functional import SimpleLazyObject
 from pytest_django.fixtures import Settings as SettingsWrapper
 from redis import Redis
 
+from tests import presence
 from tests.conftest import Clock, CommandCounter
-from whos_online import guard, presence
-from whos_online.conf import get_config
+from whos_online import guard
 from whos_online.middleware import WhosOnlineMiddleware
+from whos_online.store import get_store
 
 pytestmark = pytest.mark.django_db
 
@@ -350,19 +351,20 @@ def test_with_is_hidden_set_an_expired_guard_does_not_decide_who_is_hidden(
 def guard_read_back(user_pk: str) -> guard.Guard:
     """The guard issued for ``user_pk``, as the next request reads it."""
     presence.sync_clock()
-    config = get_config()
+    store = get_store()
     response = HttpResponse()
     guard.issue(
-        config,
+        store.config,
         response,
         session_key="",
         user_pk=user_pk,
         guest_binding=None,
-        server_now=config.state.clock.now(),
-        generation=config.state.clock.label(),
+        server_now=store.state.clock.now(),
+        generation=store.state.clock.label(),
         secure=False,
     )
-    issued = guard.read(config, response.cookies[GUARD].value, "", "")
+    raw = response.cookies[GUARD].value
+    issued = guard.read(store.config, store.state.guards, raw, "", "")
     assert issued is not None
     return issued
 
@@ -371,7 +373,7 @@ def guard_read_back(user_pk: str) -> guard.Guard:
 def test_a_primary_key_unsafe_in_a_cookie_is_left_out_of_the_guard(pk: str) -> None:
     issued = guard_read_back(pk)
     assert issued.user_pk is None
-    assert issued.holds(get_config().state.clock)
+    assert issued.holds(get_store().state.clock)
 
 
 @pytest.mark.parametrize("pk", ["42", "6f1c1f9e-2b7a-4a53-9a3e-0d2f5e8b1c44", "a.b:c"])
@@ -381,7 +383,8 @@ def test_a_guard_names_a_primary_key_safe_in_a_cookie(pk: str) -> None:
 
 def test_a_guests_guard_names_no_user(browser: Client) -> None:
     raw = browser.get("/").cookies[GUARD].value
-    issued = guard.read(get_config(), raw, "", "127.0.0.1")
+    store = get_store()
+    issued = guard.read(store.config, store.state.guards, raw, "", "127.0.0.1")
     assert issued is not None
     assert issued.user_pk is None
 

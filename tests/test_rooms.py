@@ -12,7 +12,7 @@ from django.test import AsyncClient, Client
 from pytest_django.fixtures import Settings as SettingsWrapper
 from redis import Redis
 
-from whos_online import presence
+from tests import presence
 from whos_online.rooms import room_from_token, room_token
 
 pytestmark = pytest.mark.django_db

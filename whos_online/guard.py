@@ -30,7 +30,7 @@ from django.utils.http import http_date
 
 from whos_online import state
 from whos_online.conf import Config
-from whos_online.state import ServerClock
+from whos_online.state import BoundedMemo, ServerClock
 
 # Longer than any guard we write; a bigger cookie is not looked at.
 MAX_GUARD_LENGTH = 160
@@ -60,9 +60,15 @@ class Guard:
         return clock.vouches(self.generation, self.expires)
 
 
-def read(config: Config, raw: str, session_key: str, address: str) -> Guard | None:
-    """The guard ``raw`` if it was issued to this session (and address)."""
-    memo = config.state.guards
+def read(
+    config: Config,
+    memo: BoundedMemo[tuple[str, str, str], Any],
+    raw: str,
+    session_key: str,
+    address: str,
+) -> Guard | None:
+    """The guard ``raw`` if it was issued to this session (and address);
+    ``memo`` remembers the verdicts of this process."""
     found = memo.get((raw, session_key, address), UNKNOWN)
     if found is not UNKNOWN:
         return cast("Guard | None", found)
@@ -71,7 +77,8 @@ def read(config: Config, raw: str, session_key: str, address: str) -> Guard | No
         if len(raw) > MAX_GUARD_LENGTH
         else _verify(config, raw, session_key, address)
     )
-    return memo.put((raw, session_key, address), verified)
+    memo.put((raw, session_key, address), verified)
+    return verified
 
 
 def _verify(config: Config, raw: str, session_key: str, address: str) -> Guard | None:

@@ -15,15 +15,22 @@ from collections.abc import Callable
 
 from whos_online.addresses import truncate
 
-SALT_SECONDS = 24 * 60 * 60
+
+def daily_key(secret: bytes, day: int) -> bytes:
+    """The key of hashed guest addresses on ``day`` (days since the epoch):
+    derived from the site's secret, so every process agrees at once and
+    nothing in Redis can undo the hash."""
+    return hashlib.blake2b(
+        day.to_bytes(4, "big"), key=secret, person=b"whos_online.gst", digest_size=32
+    ).digest()
 
 
-def stored_address(address: str, mode: str, salt: Callable[[], bytes]) -> str:
-    """What is stored for a guest at ``address`` in ``mode``; ``salt()``
-    gives the salt in force, and is called only for ``"hashed"``."""
+def stored_address(address: str, mode: str, key: Callable[[], bytes]) -> str:
+    """What is stored for a guest at ``address`` in ``mode``; ``key()``
+    gives the key in force, and is called only for ``"hashed"``."""
     if mode == "truncated":
         return truncate(address)
     if mode == "hashed":
-        digest = hashlib.blake2b(address.encode(), key=salt(), digest_size=12)
+        digest = hashlib.blake2b(address.encode(), key=key(), digest_size=12)
         return f"h:{digest.hexdigest()}"
     return address

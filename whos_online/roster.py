@@ -1,7 +1,7 @@
 """Presence as people see it: users as model instances, statuses, and who
 may see whom.
 
-A thin layer over :mod:`whos_online.presence` for the tags, the endpoints,
+A thin layer over :mod:`whos_online.store` for the tags, the endpoints,
 the staff page and :mod:`whos_online.api`. Hidden users are listed, and
 their status shown, only to active staff; guest addresses and bot names we
 did not choose never leave through the public roster.
@@ -21,12 +21,12 @@ from django.core.exceptions import ValidationError
 from django.http import HttpRequest
 from django.utils.translation import pgettext_lazy
 
-from whos_online import presence
 from whos_online.bots import is_known
-from whos_online.conf import conf, get_config
+from whos_online.conf import conf
 from whos_online.failsafe import quietly
 from whos_online.locations import Location, parse
 from whos_online.rooms import rooms_of_page
+from whos_online.store import Counts, LastSeen, Snapshot, Today, get_store
 from whos_online.visitors import Visit, Visitor, visit_of
 
 Status = Literal["online", "away", "offline"]
@@ -90,10 +90,10 @@ class Roster(Windowed):
     """Well-known crawlers only, by the names we keep."""
     other_bots: int = 0
     """Crawlers online that are not well known: counted, never named."""
-    counts: presence.Counts = field(default_factory=presence.Counts)
+    counts: Counts = field(default_factory=Counts)
     record: tuple[int, datetime] | None = None
     shows_hidden: bool = False
-    today: presence.Today = field(default_factory=presence.Today)
+    today: Today = field(default_factory=Today)
     """The site's figures for today (zero for a room)."""
     shows_names: bool = True
     """False when the site shows this viewer counts only
@@ -195,8 +195,8 @@ def online_roster(
 
 
 def with_reader(
-    snapshot: presence.Snapshot, reader: Visitor | None, shows_hidden: bool
-) -> presence.Snapshot:
+    snapshot: Snapshot, reader: Visitor | None, shows_hidden: bool
+) -> Snapshot:
     """A room's snapshot with its reader in it as of now: the page records
     them there after the view, so its widget lists them already (once, if
     they were there before). A hidden reader who is not staff is left as
@@ -213,7 +213,7 @@ def with_reader(
     return replace(snapshot, counts=counts, **lists)
 
 
-def public_counts(counts: presence.Counts) -> presence.Counts:
+def public_counts(counts: Counts) -> Counts:
     """The counts as everyone but staff sees them
     (``WHOS_ONLINE_PUBLIC_HIDDEN_COUNT``): by default hidden users are not
     counted at all, so being hidden looks exactly like being offline."""
@@ -227,7 +227,7 @@ def public_counts(counts: presence.Counts) -> presence.Counts:
 
 def snapshot_for(
     limit: int, room: str | None, shows_hidden: bool, request: HttpRequest | None
-) -> presence.Snapshot:
+) -> Snapshot:
     """A snapshot listing at least ``limit`` of each kind the viewer may see:
     the page's own if it took one, else this process's if younger than
     ``WHOS_ONLINE_SNAPSHOT_MAX_AGE`` (unless the visitor just arrived, who
@@ -244,27 +244,27 @@ def snapshot_for(
 
 def _shared_or_new(
     key: tuple[str | None, bool], limit: int, visit: Visit | None
-) -> tuple[int, presence.Snapshot]:
-    config = get_config()
+) -> tuple[int, Snapshot]:
+    store = get_store()
     arrived = visit is not None and visit.stamp is not None and visit.stamp.entered
-    shared = config.state.snapshots.get(key)
+    shared = store.state.snapshots.get(key)
     if (
         shared is not None
         and not arrived
         and shared[1] >= limit
-        and time.monotonic() - shared[0] < config.snapshot_max_age
+        and time.monotonic() - shared[0] < store.config.snapshot_max_age
     ):
         return shared[1], shared[2]
     room, shows_hidden = key
     # A room lists its guests too, so that its reader can be found in it.
-    snapshot = presence.snapshot(
+    snapshot = store.snapshot(
         limit,
         room=room,
         hidden_limit=limit if shows_hidden else 0,
         guest_limit=0 if room is None else limit,
     )
-    if config.snapshot_max_age > 0:
-        config.state.snapshots.put(key, (time.monotonic(), limit, snapshot))
+    if store.config.snapshot_max_age > 0:
+        store.state.snapshots.put(key, (time.monotonic(), limit, snapshot))
     return limit, snapshot
 
 
@@ -307,7 +307,7 @@ def presence_of(users: Iterable[Any], *, viewer: Any = None) -> list[UserPresenc
     """Status and last-seen time of each user, in one Redis round trip (per
     thousand users); ``offline`` for everyone if Redis cannot be read."""
     users = list(users)
-    found = quietly(lambda: presence.last_seen_many(u.pk for u in users), None)
+    found = quietly(lambda: get_store().last_seen_many(u.pk for u in users), None)
     if found is None:
         return [UserPresence(user, "offline", None) for user in users]
     shows_hidden = is_active_staff(viewer)
@@ -349,7 +349,7 @@ def _badge_from_page(user: Any, request: HttpRequest) -> UserPresence:
     )
 
 
-def _page_snapshot(request: HttpRequest) -> presence.Snapshot:
+def _page_snapshot(request: HttpRequest) -> Snapshot:
     """The page's site-wide snapshot if it lists every user online, else one
     listing up to ``BADGE_NAMES``."""
     taken = visit_of(request).snapshots.get((None, False))
@@ -358,12 +358,12 @@ def _page_snapshot(request: HttpRequest) -> presence.Snapshot:
     return snapshot_for(BADGE_NAMES, None, False, request)
 
 
-def _lists_everyone(snapshot: presence.Snapshot) -> bool:
+def _lists_everyone(snapshot: Snapshot) -> bool:
     counts = snapshot.counts
     return "users" not in counts.estimated and len(snapshot.users) >= counts.users
 
 
-def _presence(user: Any, found: presence.LastSeen, shows_hidden: bool) -> UserPresence:
+def _presence(user: Any, found: LastSeen, shows_hidden: bool) -> UserPresence:
     member = str(user.pk)
     seen = found.seen.get(member)
     if member in found.hidden and not shows_hidden:

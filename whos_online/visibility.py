@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from whos_online import presence
 from whos_online.failsafe import quietly
 from whos_online.models import Visibility
+from whos_online.store import get_store
 
 
 def is_invisible(user: Any) -> bool:
@@ -29,12 +29,13 @@ def set_invisible(user: Any, invisible: bool) -> None:
 
 
 def _apply(pk: str, invisible: bool) -> None:
-    if not presence.set_invisible(pk, invisible):
+    store = get_store()
+    if not store.set_invisible(pk, invisible):
         load_mirror()
-        presence.set_invisible(pk, invisible)
+        store.set_invisible(pk, invisible)
 
 
 def load_mirror() -> None:
     """Fill Redis' mirror of the choices from the database."""
     chosen = Visibility.objects.filter(invisible=True).values_list("user_id", flat=True)
-    presence.load_invisible(chosen)
+    get_store().load_invisible(chosen)

@@ -22,7 +22,6 @@ from django.utils.translation import gettext
 
 from whos_online import visibility
 from whos_online.conf import conf
-from whos_online.presence import Counts
 from whos_online.rooms import join_named_room, room_name, room_token
 from whos_online.rooms import page_room as page_room_of
 from whos_online.roster import (
@@ -32,6 +31,7 @@ from whos_online.roster import (
     online_roster,
     presence_of,
 )
+from whos_online.store import Counts
 
 register = template.Library()
 
