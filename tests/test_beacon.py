@@ -5,14 +5,17 @@ request."""
 from __future__ import annotations
 
 import json
+from urllib.parse import unquote
 
 import pytest
+from django.contrib.auth.models import Group
+from django.template import engines
 from django.test import Client
 from pytest_django.fixtures import Settings as SettingsWrapper
 
 from tests import presence
 from tests.conftest import CommandCounter
-from whos_online.rooms import room_token
+from whos_online.rooms import room_from_token, room_token
 
 pytestmark = pytest.mark.django_db
 
@@ -86,3 +89,14 @@ def test_a_widget_of_a_refused_room_is_never_replaced_by_a_fresh_one() -> None:
 def test_the_beacon_tag_loads_the_script_that_applies_fresh_widgets() -> None:
     html = Client().get("/cached/").content.decode()
     assert html.index("whos_online/refresh.js") < html.index("whos_online/beacon.js")
+
+
+def test_the_beacon_tag_names_a_room_from_a_model_instance() -> None:
+    topic = Group.objects.create(name="Rules")
+    html = (
+        engines["django"]
+        .from_string("{% load whos_online %}{% whos_online_beacon room=topic %}")
+        .render({"topic": topic})
+    )
+    token = unquote(html.split("?room=")[1].split('"')[0])
+    assert room_from_token(token, None) == f"auth.group:{topic.pk}"
