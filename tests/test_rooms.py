@@ -13,6 +13,7 @@ from pytest_django.fixtures import Settings as SettingsWrapper
 from redis import Redis
 
 from tests import presence
+from whos_online import checks
 from whos_online.rooms import room_from_token, room_token
 
 pytestmark = pytest.mark.django_db
@@ -213,3 +214,13 @@ def test_page_room_is_none_where_the_page_is_in_no_room() -> None:
         .render({})
         == "None"
     )
+
+
+def test_rooms_that_are_not_a_dict_are_e007_and_pages_are_served(
+    browser: Client, settings: SettingsWrapper
+) -> None:
+    settings.WHOS_ONLINE_ROOMS = ["forum:topic"]
+    assert [m.id for m in checks.check_settings()] == ["whos_online.E007"]
+    topic = Group.objects.create(name="Rules")
+    assert browser.get(f"/forum/{topic.pk}/").status_code == 200
+    assert presence.rooms() == []

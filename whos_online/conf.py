@@ -15,8 +15,8 @@ from __future__ import annotations
 import functools
 import hashlib
 import ipaddress
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 from django.conf import settings
@@ -204,6 +204,8 @@ class Config:
     """How many shards presence is split into (``WHOS_ONLINE_SHARDS``)."""
     failure_backoff: float
     max_rooms: int
+    rooms: Mapping[str, str] = field(default_factory=dict, hash=False)
+    """``WHOS_ONLINE_ROOMS``, read once: every 2xx page asks it."""
 
 
 @functools.cache
@@ -237,6 +239,7 @@ def get_config() -> Config:
         shards=min(max(int(conf.SHARDS), 1), MAX_SHARDS),
         failure_backoff=conf.FAILURE_BACKOFF,
         max_rooms=conf.MAX_ROOMS,
+        rooms=dict(conf.ROOMS) if isinstance(conf.ROOMS, dict) else {},
     )
 
 

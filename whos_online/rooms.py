@@ -17,6 +17,7 @@ reader, who is about to be recorded.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from collections.abc import Set as AbstractSet
 from contextlib import suppress
 from typing import Any, TypeVar
 
@@ -24,7 +25,7 @@ from django.core import signing
 from django.db.models import Model
 from django.http import HttpRequest, HttpResponseBase
 
-from whos_online.conf import conf
+from whos_online.conf import conf, get_config
 from whos_online.failsafe import quietly
 from whos_online.store import get_store, is_room_name
 from whos_online.visitors import visit_of
@@ -36,6 +37,7 @@ TOKEN_SALT = "whos_online.room"
 ATTRIBUTE = "whos_online_room"
 # The attribute of a request holding the rooms its templates named by instance.
 NAMED_ATTRIBUTE = "whos_online_rooms"
+NO_ROOMS: frozenset[str] = frozenset()
 
 
 def records_room(name: str) -> Callable[[View], View]:
@@ -80,7 +82,9 @@ def page_room(request: HttpRequest) -> str | None:
     match = getattr(request, "resolver_match", None)
     if match is None:
         return None
-    template = getattr(match.func, ATTRIBUTE, None) or conf.ROOMS.get(match.view_name)
+    template = getattr(match.func, ATTRIBUTE, None) or get_config().rooms.get(
+        match.view_name
+    )
     return room_name(template, match.kwargs) if template else None
 
 
@@ -90,14 +94,12 @@ def join_named_room(request: HttpRequest, room: str) -> None:
     named.add(room)
 
 
-def rooms_of_page(request: HttpRequest) -> set[str]:
+def rooms_of_page(request: HttpRequest) -> AbstractSet[str]:
     """Every room the page is in, so far: the record after the view and the
     page's widgets both ask this."""
-    rooms = set(request.__dict__.get(NAMED_ATTRIBUTE, ()))
+    named: AbstractSet[str] = request.__dict__.get(NAMED_ATTRIBUTE, NO_ROOMS)
     room = page_room(request)
-    if room is not None:
-        rooms.add(room)
-    return rooms
+    return named if room is None else named | {room}
 
 
 def record_page_rooms(request: HttpRequest, response: HttpResponseBase) -> None:
