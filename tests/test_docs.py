@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import re
 from pathlib import Path
 
@@ -88,3 +89,60 @@ def test_the_readme_links_only_to_absolute_addresses() -> None:
     targets = re.findall(r"\]\(([^)]*)\)", read("README.md"))
     assert targets
     assert [t for t in targets if not t.startswith("https://")] == []
+
+
+# What we support is written in four places; the matrix is the one that runs.
+
+
+def matrix() -> dict[str, list[str]]:
+    """noxfile.py's PYTHONS_BY_DJANGO, read without importing nox."""
+    for node in ast.parse(read("noxfile.py")).body:
+        if isinstance(node, ast.Assign) and "PYTHONS_BY_DJANGO" in [
+            target.id for target in node.targets if isinstance(target, ast.Name)
+        ]:
+            value: dict[str, list[str]] = ast.literal_eval(node.value)
+            return value
+    raise AssertionError("noxfile.py sets no PYTHONS_BY_DJANGO")
+
+
+def pythons_in_matrix() -> list[str]:
+    pythons = {python for pythons in matrix().values() for python in pythons}
+    return sorted(pythons, key=lambda python: int(python.split(".")[1]))
+
+
+def test_the_classifiers_name_exactly_the_pythons_the_matrix_tests() -> None:
+    declared = re.findall(
+        r'"Programming Language :: Python :: (3\.\d+)"', read("pyproject.toml")
+    )
+    assert declared == pythons_in_matrix()
+
+
+def test_requires_python_admits_exactly_the_pythons_the_matrix_tests() -> None:
+    oldest, newest = pythons_in_matrix()[0], pythons_in_matrix()[-1]
+    after_newest = f"3.{int(newest.split('.')[1]) + 1}"
+    assert f'requires-python = ">={oldest},<{after_newest}"' in read("pyproject.toml")
+
+
+def test_the_classifiers_name_exactly_the_django_releases_the_matrix_tests() -> None:
+    declared = re.findall(
+        r'"Framework :: Django :: (\d+\.\d+)"', read("pyproject.toml")
+    )
+    assert declared == list(matrix())
+
+
+def test_the_django_floor_is_the_oldest_release_the_matrix_tests() -> None:
+    assert f'"django>={next(iter(matrix()))}"' in read("pyproject.toml")
+
+
+def test_each_django_release_of_the_matrix_has_its_requirements_and_no_other() -> None:
+    files = sorted(path.name for path in (ROOT / "requirements").glob("django*.txt"))
+    assert files == [f"django{django.replace('.', '')}.txt" for django in matrix()]
+
+
+def test_the_readme_supports_exactly_what_the_matrix_tests() -> None:
+    supported = re.search(r"Supported: (.*?); Redis", read("README.md"), re.DOTALL)
+    assert supported is not None
+    sentence = " ".join(supported.group(1).split())
+    assert f"Python {pythons_in_matrix()[0]} to {pythons_in_matrix()[-1]}" in sentence
+    djangos = sentence.split("Django", 1)[1]
+    assert re.findall(r"\d+\.\d+", djangos) == list(matrix())
