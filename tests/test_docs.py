@@ -146,3 +146,47 @@ def test_the_readme_supports_exactly_what_the_matrix_tests() -> None:
     assert f"Python {pythons_in_matrix()[0]} to {pythons_in_matrix()[-1]}" in sentence
     djangos = sentence.split("Django", 1)[1]
     assert re.findall(r"\d+\.\d+", djangos) == list(matrix())
+
+
+def make_targets() -> dict[str, str]:
+    """Each Makefile target and its recipe."""
+    found = re.findall(r"^([\w-]+):[^=\n]*\n((?:\t.*\n)*)", read("Makefile"), re.M)
+    return dict(found)
+
+
+def left_out_of_make_test() -> dict[str, list[str]]:
+    """Each marker `make test` deselects, and the targets that run it."""
+    fast = re.search(r'^FAST := -m "(.*)"$', read("Makefile"), re.M)
+    assert fast is not None
+    return {
+        marker: [
+            target
+            for target, recipe in make_targets().items()
+            if f"-m {marker} " in recipe
+        ]
+        for marker in re.findall(r"not (\w+)", fast.group(1))
+    }
+
+
+def readme_on_developing() -> str:
+    return read("README.md").split("## Developing", 1)[1]
+
+
+def test_each_suite_make_test_leaves_out_has_a_target_of_its_own() -> None:
+    left_out = left_out_of_make_test()
+    assert left_out
+    assert all(len(targets) == 1 for targets in left_out.values())
+
+
+@pytest.mark.parametrize(
+    "target", [t for targets in left_out_of_make_test().values() for t in targets]
+)
+def test_the_readme_names_what_make_test_leaves_out(target: str) -> None:
+    assert f"`make {target}`" in readme_on_developing()
+
+
+@pytest.mark.parametrize(
+    "target", re.findall(r"^make ([\w-]+)$", read(".ci/run"), re.M)
+)
+def test_the_readme_names_each_step_of_the_ci_run(target: str) -> None:
+    assert f"`make {target}`" in readme_on_developing()
