@@ -17,10 +17,10 @@ FAST := -m "not real_redis and not browser"
 
 help:
 	@echo "make demo          serve the example project on http://127.0.0.1:$(PORT)"
-	@echo "make test          run the test suite (in-process fakeredis; fast)"
+	@echo "make test          the fast suite on fakeredis: all but the server and browser tests"
 	@echo "make test-servers  the suites that start real redis-servers (Cluster, Sentinel, outage)"
-	@echo "make test-redis    the same suite against a real Redis at $(TEST_REDIS_URL)"
-	@echo "make test-matrix   the suite on every supported Python and Django (nox)"
+	@echo "make test-redis    the fast suite against a real Redis at $(TEST_REDIS_URL)"
+	@echo "make test-matrix   the fast suite on every supported Python and Django (nox)"
 	@echo "make test-browser  the demo in headless Chromium, with axe-core (needs chromium and npm)"
 	@echo "make lint          ruff and mypy --strict"
 	@echo "make messages      update the .po catalogs in whos_online/locale/ and compile the .mo files"

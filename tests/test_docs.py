@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from whos_online import checks, urls
+from whos_online import __version__, checks, urls
 from whos_online.conf import Settings
 from whos_online.templatetags.whos_online import register
 
@@ -88,3 +88,15 @@ def test_the_readme_links_only_to_absolute_addresses() -> None:
     targets = re.findall(r"\]\(([^)]*)\)", read("README.md"))
     assert targets
     assert [t for t in targets if not t.startswith("https://")] == []
+
+
+def test_the_changelog_opens_with_the_version_being_made() -> None:
+    """A .dev version is still "Unreleased"; a release has a heading of its own."""
+    heading = re.search(r"^## (\S+)", read("CHANGELOG.md"), re.M)
+    assert heading is not None
+    assert heading.group(1) == ("Unreleased" if ".dev" in __version__ else __version__)
+
+
+def test_the_readme_says_how_to_install_from_the_repository() -> None:
+    source = "git+https://github.com/django-whos-online/django-whos-online@main"
+    assert f'pip install "django-whos-online @ {source}"' in read("README.md")
