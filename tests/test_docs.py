@@ -22,6 +22,15 @@ SETTINGS = sorted(
 TAGS = sorted(register.tags)
 FILTERS = sorted(register.filters)
 ENDPOINTS = sorted(str(pattern.pattern) for pattern in urls.urlpatterns)
+PACKAGE = ROOT / "whos_online"
+# Each module of the package as docs/architecture.md names it: "conf.py",
+# "store/keys.py"; migrations and packages' empty __init__.py left out.
+MODULES = sorted(
+    str(path.relative_to(PACKAGE))
+    for path in PACKAGE.rglob("*.py")
+    if path.parent.name != "migrations"
+    and (path.name != "__init__.py" or path.parent == PACKAGE / "store")
+)
 COMMANDS = sorted(
     path.stem
     for path in (ROOT / "whos_online/management/commands").glob("*.py")
@@ -50,6 +59,11 @@ def test_every_setting_is_in_the_readme_table(setting: str) -> None:
 
 def test_every_setting_has_a_validation_rule() -> None:
     assert sorted(f"WHOS_ONLINE_{name}" for name in checks.SETTING_RULES) == SETTINGS
+
+
+@pytest.mark.parametrize("module", MODULES)
+def test_every_module_is_in_the_architecture_page(module: str) -> None:
+    assert f"`{module}`" in read("docs/architecture.md")
 
 
 def test_every_check_id_is_documented() -> None:

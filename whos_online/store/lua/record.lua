@@ -124,9 +124,9 @@ if is_user and room then
   if ARGV[6] ~= '' then
     if redis.call('ZADD', KEYS[7], now, ARGV[6]) == 1 then
       -- A new device: those not seen within the window leave, and a user
-      -- keeps at most 10, so logging out stays bounded.
+      -- keeps at most 5, so memory and logging out stay bounded.
       redis.call('ZREMRANGEBYSCORE', KEYS[7], '-inf', '(' .. since)
-      redis.call('ZREMRANGEBYRANK', KEYS[7], 0, -11)
+      redis.call('ZREMRANGEBYRANK', KEYS[7], 0, -6)
     end
     redis.call('EXPIRE', KEYS[7], ARGV[3])
   end

@@ -87,7 +87,8 @@ end
 if other then
   redis.call('ZADD', KEYS[7], now, room)
   redis.call('EXPIRE', KEYS[7], ARGV[3])
-  -- A user is kept in at most 20 rooms, so logging out stays bounded.
-  redis.call('ZREMRANGEBYRANK', KEYS[7], 0, -21)
+  -- A user is kept in at most 10 rooms, so memory and logging out stay
+  -- bounded (in more, they leave those rooms when their presence ends).
+  redis.call('ZREMRANGEBYRANK', KEYS[7], 0, -11)
 end
 return now
