@@ -252,13 +252,27 @@ def axe_violations(page: Page) -> list[str]:
 
 
 def screenshot(page: Page, name: str, part: Locator | None = None) -> None:
-    """Keep the page, or a part of it, in .screenshots/NAME.png, to be looked at."""
+    """Keep the page, or a part of it with a little of the page around it,
+    in .screenshots/NAME.png, to be looked at."""
     SCREENSHOTS.mkdir(exist_ok=True)
     path = str(SCREENSHOTS / f"{name}.png")
     if part is None:
         page.screenshot(path=path, full_page=True)
-    else:
-        part.screenshot(path=path)
+        return
+    box = part.bounding_box()
+    assert box is not None, f"{name}: nothing to see"
+    margin = 12
+    left, top = max(box["x"] - margin, 0), max(box["y"] - margin, 0)
+    page.screenshot(
+        path=path,
+        full_page=True,
+        clip={
+            "x": left,
+            "y": top,
+            "width": box["x"] + box["width"] + margin - left,
+            "height": box["y"] + box["height"] + margin - top,
+        },
+    )
 
 
 def no_sideways_scroll(page: Page) -> bool:
@@ -562,7 +576,8 @@ def test_on_a_light_site_the_widget_is_as_light_as_the_page(
     box = alice.locator("#online-now .whos-online")
     assert background_behind(box) == background_behind(alice.locator("body"))
     assert lightness(background_behind(box)) > 0.9
-    assert style(box, "color") == style(alice.locator("body"), "color")
+    for inherited in ("color", "font-family"):
+        assert style(box, inherited) == style(alice.locator("body"), inherited)
 
 
 def test_on_a_dark_site_the_widget_is_as_dark_as_the_page(log_in: LogIn) -> None:
@@ -636,7 +651,7 @@ def test_the_visibility_toggle_is_styled_in_either_state(
         )
         assert style(button, "color") == style(account, "color")
         assert float(style(button, "border-top-left-radius").removesuffix("px")) >= 8
-        screenshot(alice, f"toggle-{pressed}-{theme}", account)
+        screenshot(alice, f"toggle-{pressed}-{theme}", button)
         assert axe_violations(alice) == []
         button.click()
     expect(alice.get_by_role("button", name="Appear offline")).to_be_visible()
