@@ -7,9 +7,14 @@ presence data; every request goes through it). Debian's Chromium
 browser downloads are never used.
 
 The pages are checked with axe-core (``npm ci`` puts the version pinned in
-package-lock.json in node_modules/), and screenshots of the widget and the
-staff page, light, dark, phone-sized and in German, are left in
-.screenshots/ for a person to look at.
+package-lock.json in node_modules/), and the computed styles that make them
+look finished: the widget takes the page's background and colours on the
+demo's light and dark themes (``?theme=dark``), the tables have padded
+cells and a ruled-off header, the visibility toggle is no browser-default
+button. Screenshots of the widget, a room's box, the public page (in the
+demo's layout and on the app's own base), the toggle and the staff page,
+light, dark, phone-sized and in German, are left in .screenshots/ for a
+person to look at; docs/styling.md shows some of them.
 
 Run with ``make test-browser``. Where Chromium, Playwright or axe-core is
 missing the tests are skipped, unless ``REQUIRE_BROWSER`` is set (``make
@@ -695,6 +700,17 @@ def test_the_home_page_fits_a_phone(log_in: LogIn) -> None:
     assert no_sideways_scroll(alice)
     screenshot(alice, "home-phone")
     assert axe_violations(alice) == []
+
+
+def test_the_public_page_fits_a_phone(log_in: LogIn) -> None:
+    alice = log_in("alice")
+    bob = log_in("bob", **PHONE)
+    alice.context.clear_cookies(name="whos_online")  # her guard period is over
+    alice.goto("/forum/")
+    bob.goto("/whos-online/")
+    expect(bob.locator(".whos-online-table")).to_contain_text("Reading the forum")
+    assert no_sideways_scroll(bob)
+    screenshot(bob, "public-phone")
 
 
 def test_the_staff_page_fits_a_phone(log_in: LogIn) -> None:
