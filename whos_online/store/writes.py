@@ -70,7 +70,7 @@ class Writes(StoreBase):
                 shard.key("hidden"),
                 shard.key("invisible"),
                 shard.key(f"devices:{member}"),
-                shard.key("where"),
+                shard.key(f"where:{member}"),
             ]
         args: list[Arg] = [
             kind,
@@ -133,10 +133,10 @@ class Writes(StoreBase):
             if sighting.device:
                 devices = shard.key(f"devices:{member}")
                 pipe.zadd(devices, {sighting.device: now}, xx=True, gt=True, ch=True)
+                pipe.zremrangebyscore(devices, "-inf", f"({now - window}")
                 pipe.expire(devices, window)
             if sighting.location:
-                pipe.hset(shard.key("where"), member, sighting.location)
-                pipe.expire(shard.key("where"), window)
+                pipe.set(shard.key(f"where:{member}"), sighting.location, ex=window)
         pipe.set(shard.key(f"tick:{minute}"), "1", nx=True, ex=120)
         pipe.hget(shard.key("meta"), "generation")
         return pipe
@@ -228,7 +228,13 @@ class Writes(StoreBase):
         shard = self.shard_of(pk)
         keys = [
             shard.key(name)
-            for name in ("users", "hidden", f"devices:{pk}", f"rooms-of:{pk}", "where")
+            for name in (
+                "users",
+                "hidden",
+                f"devices:{pk}",
+                f"rooms-of:{pk}",
+                f"where:{pk}",
+            )
         ]
         args: list[Arg] = [pk, device, self.config.guard_seconds]
         reply = scripts.run(self.client, "log_out", keys, args)

@@ -16,7 +16,7 @@
 -- KEYS[7]  the invisible set: keys of users who chose to appear offline, and
 --          '' once it is loaded from the database
 -- KEYS[8]  the user's devices set (session hash -> last seen)
--- KEYS[9]  the locations hash (user key -> "label<TAB>path")
+-- KEYS[9]  the user's location ("label<TAB>path")
 --
 -- ARGV[1]  the kind: users, hidden, guests or bots
 -- ARGV[2]  the member
@@ -121,17 +121,16 @@ end
 
 if is_user and room then
   if ARGV[6] ~= '' then
+    -- Devices not seen within the window leave, and a user keeps at most 5,
+    -- so memory and logging out stay bounded.
     if redis.call('ZADD', KEYS[8], now, ARGV[6]) == 1 then
-      -- A new device: those not seen within the window leave, and a user
-      -- keeps at most 5, so memory and logging out stay bounded.
-      redis.call('ZREMRANGEBYSCORE', KEYS[8], '-inf', '(' .. since)
       redis.call('ZREMRANGEBYRANK', KEYS[8], 0, -6)
     end
+    redis.call('ZREMRANGEBYSCORE', KEYS[8], '-inf', '(' .. since)
     redis.call('EXPIRE', KEYS[8], ARGV[3])
   end
   if ARGV[7] ~= '' then
-    redis.call('HSET', KEYS[9], member, ARGV[7])
-    redis.call('EXPIRE', KEYS[9], ARGV[3])
+    redis.call('SET', KEYS[9], ARGV[7], 'EX', ARGV[3])
   end
 end
 return {now, generation, entered and 1 or 0, hidden, unloaded, tick}
