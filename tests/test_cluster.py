@@ -31,7 +31,17 @@ pytestmark = real_redis
 __all__ = ["redis_cluster"]  # a fixture, used by name
 
 # Every name presence.key() is given, rooms included.
-KEY_NAMES = ("users", "hidden", "guests", "bots", "record", "history", "rooms")
+KEY_NAMES = (
+    "users",
+    "hidden",
+    "guests",
+    "bots",
+    "record",
+    "history",
+    "rooms",
+    "meta",
+    "invisible",
+)
 
 
 @pytest.fixture(autouse=True)
@@ -41,6 +51,7 @@ def on_cluster(
     """Presence data on the test cluster; yields a client to look at it with."""
     cluster_in_use.append(redis_cluster)
     settings.WHOS_ONLINE_CONNECTION_FACTORY = "tests.redis_servers.cluster_client"
+    presence.load_invisible([])  # as on a running site: nobody chose to hide
     with redis_cluster.client() as client:
         yield client
         client.delete(*site_keys())  # one slot, so one command
@@ -152,7 +163,7 @@ def test_every_script_can_be_loaded_ahead_on_every_master(
     redis_cluster: Cluster,
 ) -> None:
     presence.load_scripts()
-    source = files("whos_online").joinpath("lua", "record.lua").read_bytes()
+    source = files("whos_online.store").joinpath("lua", "record.lua").read_bytes()
     record = hashlib.sha1(source).hexdigest()
     for node in redis_cluster.nodes:
         with node.client() as master:

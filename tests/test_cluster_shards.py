@@ -105,7 +105,9 @@ def test_records_are_spread_so_no_master_runs_over_40_percent(
     for pk in range(300):
         presence.record_user(pk)
     calls = evalsha_calls(cluster)
-    assert sum(calls.values()) == len(GUESTS) + 300
+    records = len(GUESTS) + 300
+    # and each shard's minute figures: two scripts a minute, in two minutes
+    assert records <= sum(calls.values()) <= records + 2 * 2 * SHARDS
     assert max(calls.values()) <= 0.4 * sum(calls.values())
 
 
@@ -146,28 +148,24 @@ def test_lists_merge_the_newest_of_every_master(cluster: Cluster) -> None:
     assert [pk for pk, _ in listed] == [str(pk) for pk in range(59, 39, -1)]
 
 
-def test_a_snapshot_raises_the_record_to_the_sum_of_every_master(
+def test_the_record_counts_everyone_online_on_every_master(
     cluster: Cluster,
 ) -> None:
     for guest in GUESTS[:90]:
         presence.record_guest(guest)
-    assert presence.most_ever_online() is None  # shards leave it to snapshots
     snapshot = presence.snapshot(0)
     assert snapshot.record is not None and snapshot.record[0] == 90
-    assert snapshot.record[1] == pytest.approx(snapshot.now, abs=1)
-    assert presence.most_ever_online() == snapshot.record
+    assert snapshot.today.most_online == 90
 
 
-def test_fewer_online_leave_the_record_as_it_was(cluster: Cluster) -> None:
+def test_each_shards_first_record_of_a_minute_raises_the_sites_record(
+    cluster: Cluster,
+) -> None:
     for guest in GUESTS[:90]:
-        seen = presence.record_guest(guest)
-    record = presence.snapshot(0).record
-    for guest in GUESTS[:30]:  # they left
-        key = get_store().shard_of(guest).key("guests")
-        get_store().client.zadd(key, {guest: seen - get_config().window - 60}, xx=True)
-    snapshot = presence.snapshot(0)
-    assert snapshot.counts.guests == 60
-    assert snapshot.record == record == presence.most_ever_online()
+        presence.record_guest(guest)
+    with cluster.client() as client:
+        stored = client.hget(get_store().layout.site_key("record"), "count")
+    assert stored is not None and 1 <= int(stored) <= 90
 
 
 def test_prune_removes_exactly_the_stale_members_of_every_shard(

@@ -4,6 +4,8 @@ public API."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import pytest
 from django.contrib.auth.models import User
 from django.core.management import call_command
@@ -197,21 +199,35 @@ def test_a_guest_who_logs_in_is_one_visitor_today(alice: User) -> None:
 # Prune leaves nothing of those who left.
 
 
-def test_prune_forgets_the_devices_and_rooms_of_users_who_left(
-    alice: User, bob: User, redis_client: Redis, clock: Clock
+def test_after_prune_no_set_holds_anyone_who_left(
+    alice: User,
+    bob: User,
+    redis_client: Redis,
+    server_now: Callable[[], float],
+    isolated_presence: str,
+    clock: Clock,
 ) -> None:
-    browser = Client()
-    browser.force_login(alice)
-    browser.get("/")
-    clock.advance(200)
-    browser.get("/thread/1/")  # guarded: only the room is recorded
-    clock.advance(get_config().window - 250)
-    presence.record_user(bob.pk)  # the site is busy
-    clock.advance(100)  # alice has left the window
+    at_home, at_work = Client(), Client()
+    at_home.force_login(alice)
+    at_home.get("/thread/1/")
+    Client().get("/", REMOTE_ADDR="192.0.2.1")
+    clock.advance(100)
+    at_work.force_login(alice)
+    at_work.get("/")
+    presence.record_user(bob.pk)
+    clock.advance(get_config().window - 90)  # home, bob and the guest left
+    at_work.get("/")
     call_command("prune_online", verbosity=0)
-    for name in (f"devices:{alice.pk}", f"rooms-of:{alice.pk}"):
-        assert not redis_client.exists(presence.key(name)), name
-    assert [member for member, _ in presence.snapshot(10).users] == [str(bob.pk)]
+    since = server_now() - get_config().window
+    sorted_sets = [
+        name
+        for name in redis_client.scan_iter(match=f"{{{isolated_presence}*")
+        if redis_client.type(name) == b"zset"
+    ]
+    stale = {
+        name: redis_client.zcount(name, "-inf", f"({since}") for name in sorted_sets
+    }
+    assert {name: count for name, count in stale.items() if count} == {}
 
 
 # A read never writes, and never fails because a write would.

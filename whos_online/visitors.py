@@ -246,10 +246,24 @@ class Visit:
             )
         else:
             sighting = Sighting.page_view(
-                visitor.kind, visitor.member, device=device, location=where
+                visitor.kind,
+                visitor.member,
+                device=device,
+                location=where,
+                last_recorded=self._last_recorded(visitor),
             )
         self.stamp = self._recorded(sighting)
         self._note_recorded(visitor)
+
+    def _last_recorded(self, visitor: Visitor) -> float | None:
+        """When the visitor was last recorded, by Redis' clock, if their guard
+        (run out, but verified) says so: it was issued to them then."""
+        found = self.guard
+        if found is None or found.is_guests != (visitor.kind == "guests"):
+            return None
+        if not found.is_guests and found.user_pk != visitor.user_pk:
+            return None
+        return found.expires - self.config.guard_seconds
 
     def heartbeat(self, least_interval: float) -> Stamp | None:
         """Record the logged-in user now, unless they were recorded less than

@@ -19,45 +19,36 @@ ROOMS_BATCH = 100
 class Prune(StoreBase):
     def prune(self, *, dry_run: bool = False, named: bool = True) -> Pruned:
         """Remove members last seen before the window from every set, rooms
-        included, shard by shard, with what is kept for each user who left
-        (devices, rooms, location). ``named``: say which users left (for
-        ``user_went_offline``), at the cost of their names coming back."""
+        included, shard by shard (what is kept for each user, their devices,
+        rooms and location, expires with their presence). ``named``: say
+        which users left (for ``user_went_offline``), at the cost of their
+        names coming back."""
         removed: dict[str, int] = {}
         users_left: list[str] = []
         hidden_left: list[str] = []
         for shard in self.shards:
             for kind in KINDS:
-                if dry_run or kind in ("guests", "bots"):
+                if dry_run or not named or kind in ("guests", "bots"):
                     count = self._prune_set(shard, kind, dry_run=dry_run)
                 else:
-                    left = self._prune_users(shard, kind, named=named)
-                    count = left if isinstance(left, int) else len(left)
-                    if not isinstance(left, int):
-                        (users_left if kind == "users" else hidden_left).extend(left)
+                    left = self._prune_users(shard, kind)
+                    count = len(left)
+                    (users_left if kind == "users" else hidden_left).extend(left)
                 removed[kind] = removed.get(kind, 0) + count
             for name, count in self._prune_rooms(shard, dry_run=dry_run).items():
                 removed[name] = removed.get(name, 0) + count
         return Pruned(removed, users_left, hidden_left)
 
-    def _prune_users(self, shard: Shard, kind: Kind, *, named: bool) -> list[str] | int:
-        keys = [shard.key(kind), shard.key("prune-scratch"), shard.key("where")]
-        args: list[Arg] = [
-            self.config.window,
-            PRUNE_BATCH,
-            "0",
-            "1" if named else "0",
-            shard.key(""),
-        ]
+    def _prune_users(self, shard: Shard, kind: Kind) -> list[str]:
+        """Remove the stale members of ``kind`` a batch at a time; which."""
+        keys = [shard.key(kind), shard.key("prune-scratch")]
+        args: list[Arg] = [self.config.window, PRUNE_BATCH, "0", "1"]
         left: list[str] = []
-        count = 0
         while True:
-            reply = scripts.run(self.client, "prune", keys, args)
-            batch = decoded(reply) if named else []
+            batch = decoded(scripts.run(self.client, "prune", keys, args))
             left += batch
-            removed = len(batch) if named else int(reply)
-            count += removed
-            if removed < PRUNE_BATCH:
-                return left if named else count
+            if len(batch) < PRUNE_BATCH:
+                return left
 
     def _prune_set(self, shard: Shard, kind: Kind, *, dry_run: bool) -> int:
         keys = [shard.key(kind), shard.key("prune-scratch")]

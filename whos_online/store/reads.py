@@ -64,7 +64,7 @@ class Reads(StoreBase):
         return [
             *(shard.key(kind) for kind in KINDS),
             shard.key("meta"),
-            shard.key("where"),
+            shard.key(""),
             *(shard.day_key(day, name) for name in ("users", "guests", "logins")),
             *(shard.key(f"estimate:{kind}") for kind in ESTIMATED),
         ]

@@ -5,7 +5,7 @@
 -- KEYS[2]  the hidden set
 -- KEYS[3]  the user's devices set (session hash -> last seen)
 -- KEYS[4]  the user's rooms set (room name -> last visit)
--- KEYS[5]  the locations hash (see record.lua)
+-- KEYS[5]  the user's location (see record.lua)
 --
 -- ARGV[1]  the user's primary key
 -- ARGV[2]  the device that logged out, or ''
@@ -27,5 +27,5 @@ redis.call('ZREM', KEYS[1], ARGV[1])
 local hidden = redis.call('ZREM', KEYS[2], ARGV[1])
 local rooms = redis.call('ZRANGE', KEYS[4], 0, -1)
 redis.call('DEL', KEYS[3], KEYS[4])
-redis.call('HDEL', KEYS[5], ARGV[1])
+redis.call('DEL', KEYS[5])
 return {hidden, rooms}

@@ -87,7 +87,10 @@ end
 if other then
   redis.call('ZADD', KEYS[7], now, room)
   redis.call('EXPIRE', KEYS[7], ARGV[3])
-  -- A user is kept in at most 20 rooms, so logging out stays bounded.
-  redis.call('ZREMRANGEBYRANK', KEYS[7], 0, -21)
+  -- A user is kept in at most 10 rooms, those of the window, so memory and
+  -- logging out stay bounded (in more, they leave those rooms when their
+  -- presence there ends).
+  redis.call('ZREMRANGEBYRANK', KEYS[7], 0, -11)
+  redis.call('ZREMRANGEBYSCORE', KEYS[7], '-inf', '(' .. since)
 end
 return now

@@ -4,7 +4,9 @@
 -- KEYS[1..4]  the users, hidden, guests and bots sets (of the site or a room)
 -- KEYS[5]     the shard's meta hash (see record.lua)
 -- For the site's sets, also:
--- KEYS[6]     the locations hash (see record.lua)
+-- KEYS[6]     the start of the shard's keys, "{tag}:": the location of each
+--             user listed is read from "where:PK" (see record.lua), keys
+--             of the same hash tag, so of the same cluster slot
 -- KEYS[7]     today's users set, KEYS[8] today's guests HyperLogLog, and
 -- KEYS[9]     today's logins: a HyperLogLog of the guests who logged in
 -- KEYS[10]    the users set's estimate, KEYS[11] the guests set's (tick.lua)
@@ -49,8 +51,8 @@ for i = 1, 2 do
   for j = 1, #listed[i], 2 do
     members[#members + 1] = listed[i][j]
   end
-  if #members > 0 then
-    where[i] = redis.call('HMGET', KEYS[6], unpack(members))
+  for j, member in ipairs(members) do
+    where[i][j] = redis.call('GET', KEYS[6] .. 'where:' .. member)
   end
 end
 local estimates = {-1, -1}
