@@ -23,9 +23,11 @@ def is_invisible(user: Any) -> bool:
 
 def set_invisible(user: Any, invisible: bool) -> None:
     """Keep the choice, and apply it in Redis at once (if Redis cannot be
-    reached, the next record of the user applies it)."""
+    reached, the next record of the user applies it). This process's shared
+    snapshots are dropped, so its next page shows the choice."""
     Visibility.objects.update_or_create(user=user, defaults={"invisible": invisible})
     quietly(lambda: _apply(str(user.pk), invisible), None)
+    get_store().state.snapshots.clear()
 
 
 def _apply(pk: str, invisible: bool) -> None:
