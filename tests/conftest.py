@@ -4,17 +4,20 @@ import os
 import time
 import uuid
 from collections.abc import Callable, Iterator
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
 from django.contrib.auth.models import User
 from django.test import Client
 from django_redis import get_redis_connection
+from fakeredis import _helpers as fakeredis_helpers
+from fakeredis.commands_mixins import server_mixin as fakeredis_server
 from pytest_django.fixtures import Settings as SettingsWrapper
 from redis import Redis
 from redis.client import Pipeline
 
-from whos_online import presence, state
+from whos_online import presence
 from whos_online.conf import get_config
 
 
@@ -59,8 +62,25 @@ def clock(monkeypatch: pytest.MonkeyPatch) -> Clock:
     wall, monotonic = time.time, time.monotonic
     monkeypatch.setattr(time, "time", lambda: wall() + moved.ahead)
     monkeypatch.setattr(time, "monotonic", lambda: monotonic() + moved.ahead)
-    monkeypatch.setattr(state, "local_time", time.time)  # bound at import
     return moved
+
+
+@pytest.fixture
+def step_wall_clock(
+    monkeypatch: pytest.MonkeyPatch, clock: Clock
+) -> Callable[[float], None]:
+    """Step this web server's wall clock (``time.time``) by some seconds, as
+    an operator or NTP may, while its monotonic clock runs on and Redis (the
+    in-process fakeredis here) keeps true time."""
+    true_time = time.time
+    redis_time = SimpleNamespace(time=true_time)
+    monkeypatch.setattr(fakeredis_helpers, "time", redis_time)
+    monkeypatch.setattr(fakeredis_server, "time", redis_time)
+
+    def step(seconds: float) -> None:
+        monkeypatch.setattr(time, "time", lambda: true_time() + seconds)
+
+    return step
 
 
 @pytest.fixture

@@ -22,13 +22,13 @@ from __future__ import annotations
 import hashlib
 import hmac
 import re
+import time
 from dataclasses import dataclass
 from typing import Any, cast
 
 from django.http import HttpResponseBase
 from django.utils.http import http_date
 
-from whos_online import state
 from whos_online.conf import Config
 from whos_online.state import ServerClock
 
@@ -119,7 +119,7 @@ def issue(
         config.cookie_name,
         f"{expires}.{kind}.{generation}.{pk}.{mac}",
         max_age=max_age,
-        expires=None if max_age is None else http_date(state.local_time() + max_age),
+        expires=None if max_age is None else http_date(time.time() + max_age),
         path=config.cookie_path,
         domain=config.cookie_domain,
         secure=secure,
