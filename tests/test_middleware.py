@@ -297,20 +297,15 @@ def test_a_users_guard_is_a_browser_session_cookie_when_the_session_is(
     assert cookie["expires"] == ""
 
 
-def test_an_expired_users_guard_records_them_without_loading_session_or_user(
-    rf: RequestFactory,
-    alice: User,
-    alices_expired_guard: tuple[str, str],
-    redis_client: Redis,
+def test_an_expired_users_guard_records_the_user_the_session_authenticates(
+    alice: User, redis_client: Redis, clock: Clock
 ) -> None:
-    raw, session_key = alices_expired_guard
+    alices = Client()
+    alices.force_login(alice)
+    alices.get("/")
     redis_client.delete(presence.key("users"))
-    request = rf.get("/")
-    request.COOKIES[django_settings.SESSION_COOKIE_NAME] = session_key
-    request.COOKIES[GUARD] = raw
-    request.session = UnloadableSession(session_key)
-    request.user = untouchable_user()
-    response = WhosOnlineMiddleware(lambda request: HttpResponse())(request)
+    clock.advance(301)
+    response = alices.get("/")
     assert members(redis_client, "users") == [str(alice.pk)]
     assert GUARD in response.cookies
 
@@ -536,3 +531,17 @@ def test_behind_a_proxy_a_guests_guard_holds_while_the_forwarded_address_does(
     assert redis_commands.commands == []
     browser.get("/", HTTP_X_FORWARDED_FOR="203.0.113.8")
     assert "EVALSHA" in redis_commands.commands
+
+
+def test_a_logged_out_sessions_cookies_replayed_do_not_record_the_user(
+    alice: User, redis_client: Redis, clock: Clock
+) -> None:
+    browser = Client()
+    browser.get(f"/login/{alice.pk}/")
+    kept = {name: morsel.value for name, morsel in browser.cookies.items()}
+    browser.get("/logout/")
+    clock.advance(301)  # the guard lapsed; its cookie still names alice
+    replay = Client()
+    replay.cookies.load(kept)
+    replay.get("/")
+    assert members(redis_client, "users") == []

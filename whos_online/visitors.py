@@ -166,15 +166,11 @@ class Visit:
         """The visitor, or ``None`` for a guest without a usable address;
         worked out on first use.
 
-        A user's guard names them, which spares loading the session and the
-        user, unless ``WHOS_ONLINE_IS_HIDDEN`` must look at the user.
+        A user is who the session says, never who a cookie names: cookies
+        kept from a session since logged out must not bring its user back.
         """
         if isinstance(self._visitor, Unresolved):
-            named = None if self.guard is None else self.guard.user_pk
-            if named is not None and self.config.is_hidden is None:
-                self._visitor = Visitor("users", named)
-            else:
-                self._visitor = self._resolve()
+            self._visitor = self._resolve()
         return self._visitor
 
     def _resolve(self) -> Visitor | None:
