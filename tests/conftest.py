@@ -26,7 +26,7 @@ def isolated_presence(settings: SettingsWrapper) -> Iterator[str]:
     """Give each test keys of its own and clean up after.
 
     A new prefix is a setting change, so the process state derived from
-    settings (breaker, guards, clock, salt, throttle) starts afresh too. The
+    settings (breaker, guards, clock, throttle) starts afresh too. The
     mirror of users who chose to appear offline starts loaded and empty, as
     on a running site (tests of losing it delete it).
     Only keys under this test's prefix (its shards' included) are deleted,

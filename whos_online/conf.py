@@ -6,7 +6,7 @@ so ``override_settings`` just works; nothing is written into settings.
 The request path cannot afford that (reading a setting that is not set costs
 about 2 µs), so :func:`get_config` builds one :class:`Config` holding every
 value derived from settings, and the per-process state that depends on them
-(the circuit breaker, verified guards, the server clock, the salt, the bot
+(the circuit breaker, verified guards, the server clock, the bot
 throttle). The one ``setting_changed`` receiver below drops it; anything
 added to :class:`Config` is dropped with it.
 """
@@ -241,7 +241,7 @@ class Config:
 
     def key(self, name: str) -> str:
         """The Redis key ``name`` of the site as a whole (the record, the
-        daily peaks, the salt); with one shard, every key shares its tag."""
+        daily peaks); with one shard, every key shares its tag."""
         return f"{{{self.prefix}}}:{name}"
 
     def breaker_of(self, member: str) -> CircuitBreaker:

@@ -28,7 +28,6 @@ import functools
 import hashlib
 import heapq
 import re
-import secrets
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from importlib.resources import files
@@ -38,7 +37,6 @@ from redis import Redis
 from redis.exceptions import NoScriptError, RedisError
 
 from whos_online.conf import Config, Shard, conf, get_config
-from whos_online.privacy import SALT_SECONDS
 
 Kind = Literal["users", "hidden", "guests", "bots"]
 KINDS: tuple[Kind, ...] = ("users", "hidden", "guests", "bots")
@@ -738,14 +736,6 @@ def rooms() -> list[str]:
 def _server_time() -> float:
     seconds, micros = get_config().client.time()
     return float(seconds + micros / 1_000_000)
-
-
-def guest_salt() -> bytes:
-    """The salt of hashed guest addresses, set now if there is none."""
-    config = get_config()
-    args: list[str | int] = [secrets.token_hex(16), SALT_SECONDS]
-    salt: bytes = _run(config, "salt", [config.key("salt")], args)
-    return salt
 
 
 @dataclass(frozen=True)

@@ -2,28 +2,38 @@
 
 ``"full"`` stores the address. ``"truncated"`` stores its /24 (IPv4) or /48
 (IPv6) network, so guests of one network count as one. ``"hashed"`` stores a
-keyed BLAKE2b hash of the address under a random salt that lives only in
-Redis and expires after a day: the same guest counts once within a day, and
-once a salt is gone nobody, the site included, can tell which address a
-stored hash was.
+keyed BLAKE2b hash of the address under a key of the day, derived from
+``SECRET_KEY`` and the date (UTC, by Redis' clock): every process works out
+the same key at once, the same guest counts once within a day, and nothing
+kept in Redis reveals the key, so reading Redis or a backup of it does not
+tell which address a stored hash was. Whoever holds ``SECRET_KEY`` can test
+a guess of an address against a hash of any day.
 """
 
 from __future__ import annotations
 
 import hashlib
+import hmac
 from collections.abc import Callable
 
 from whos_online.addresses import truncate
 
-SALT_SECONDS = 24 * 60 * 60
+DAY_SECONDS = 24 * 60 * 60
 
 
-def stored_address(address: str, mode: str, salt: Callable[[], bytes]) -> str:
-    """What is stored for a guest at ``address`` in ``mode``; ``salt()``
-    gives the salt in force, and is called only for ``"hashed"``."""
+def day_key(secret: str, day: int) -> bytes:
+    """The key of hashed addresses on ``day`` (days since the epoch, UTC),
+    derived from the site's ``secret``."""
+    message = f"whos_online.guest-addresses.{day}".encode()
+    return hmac.new(secret.encode(), message, hashlib.sha256).digest()
+
+
+def stored_address(address: str, mode: str, key: Callable[[], bytes]) -> str:
+    """What is stored for a guest at ``address`` in ``mode``; ``key()`` gives
+    the key of the day, and is called only for ``"hashed"``."""
     if mode == "truncated":
         return truncate(address)
     if mode == "hashed":
-        digest = hashlib.blake2b(address.encode(), key=salt(), digest_size=12)
+        digest = hashlib.blake2b(address.encode(), key=key(), digest_size=12)
         return f"h:{digest.hexdigest()}"
     return address

@@ -10,7 +10,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Callable, Hashable
+from collections.abc import Hashable
 from typing import TYPE_CHECKING, TypeVar
 
 if TYPE_CHECKING:
@@ -210,25 +210,6 @@ class Throttle:
             return True
 
 
-class SaltCache:
-    """The salt of hashed guest addresses, asked of Redis at most hourly."""
-
-    REFRESH_SECONDS = 60 * 60
-
-    def __init__(self) -> None:
-        self._salt = b""
-        self._fetched_at = NEVER
-        self._lock = threading.Lock()
-
-    def get(self, fetch: Callable[[], bytes]) -> bytes:
-        now = time.monotonic()
-        with self._lock:
-            if now - self._fetched_at >= self.REFRESH_SECONDS:
-                self._salt = fetch()
-                self._fetched_at = now
-            return self._salt
-
-
 class State:
     def __init__(self, *, failure_backoff: float, shards: int = 1) -> None:
         self.breaker = CircuitBreaker(failure_backoff)
@@ -245,7 +226,6 @@ class State:
         self.clock = ServerClock(shards)
         self.guards: BoundedMemo[tuple[str, str, str], Guard | None] = BoundedMemo(4096)
         self.bots = Throttle()
-        self.salt = SaltCache()
         self.refused = RateLimitedLog()
         # (room, with hidden users) -> (taken at, names asked, snapshot), for
         # WHOS_ONLINE_SNAPSHOT_MAX_AGE; bounded like the guards.

@@ -15,6 +15,7 @@ import functools
 from dataclasses import dataclass, replace
 from typing import Any
 
+from django.conf import settings
 from django.http import HttpRequest, HttpResponseBase
 
 from whos_online import guard, locations, presence, signals, visibility
@@ -23,7 +24,7 @@ from whos_online.bots import bot_name
 from whos_online.conf import Config, get_config
 from whos_online.failsafe import quietly
 from whos_online.presence import Kind, Snapshot, Stamp
-from whos_online.privacy import stored_address
+from whos_online.privacy import day_key, stored_address
 
 # The attribute a request's Visit is kept in, once one is made.
 REQUEST_ATTRIBUTE = "whos_online_visit"
@@ -192,7 +193,7 @@ class Visit:
         return stored_address(
             address,
             config.guest_addresses,
-            lambda: config.state.salt.get(presence.guest_salt),
+            lambda: day_key(settings.SECRET_KEY, presence.today(config)),
         )
 
     def record(self) -> None:
