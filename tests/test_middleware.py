@@ -533,6 +533,19 @@ def test_behind_a_proxy_a_guests_guard_holds_while_the_forwarded_address_does(
     assert "EVALSHA" in redis_commands.commands
 
 
+def test_behind_a_proxy_a_guest_writing_the_forwarded_header_is_still_guarded(
+    browser: Client, settings: SettingsWrapper, redis_commands: CommandCounter
+) -> None:
+    """The client writes what it likes left of the address the proxy
+    appends; the guard holds for the address that is stored."""
+    settings.WHOS_ONLINE_PROXY_COUNT = 1
+    browser.get("/", HTTP_X_FORWARDED_FOR="198.51.100.0, 203.0.113.7")
+    redis_commands.commands.clear()
+    for n in range(1, 20):
+        browser.get("/", HTTP_X_FORWARDED_FOR=f"198.51.100.{n}, 203.0.113.7")
+    assert redis_commands.commands == []
+
+
 def test_a_logged_out_sessions_cookies_replayed_do_not_record_the_user(
     alice: User, redis_client: Redis, clock: Clock
 ) -> None:

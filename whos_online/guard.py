@@ -8,7 +8,7 @@ none. ``expires`` is on Redis' clock, so web servers whose clocks disagree
 agree on when it runs out, and ``generation`` names the Redis data it vouches
 for, so a guard issued before Redis lost its data no longer holds. The MAC
 (keyed BLAKE2b under a key derived from ``SECRET_KEY``) covers those fields,
-the visitor's session key and, for a guest, the address headers: logging in or out
+the visitor's session key and, for a guest, the client address: logging in or out
 changes the session key, and with it the guard is void. A guard that does
 not verify, for whatever reason, counts as absent.
 
@@ -103,7 +103,7 @@ def issue(
     """Spare this visitor the next ``WHOS_ONLINE_GUARD_SECONDS`` of records.
 
     Give ``user_pk`` for a user, or for a guest the ``guest_binding`` (the
-    address headers) the guard must be presented with.
+    client address) the guard must be presented with.
     """
     seconds = config.guard_seconds
     if seconds <= 0:

@@ -33,7 +33,7 @@ REQUEST_ATTRIBUTE = "whos_online_visit"
 class Seen:
     """What the request's cookies say, read with nothing else: the session
     key the browser holds (or will hold after this response), the guard if
-    it was issued to this session (and, for a guest, these address headers),
+    it was issued to this session (and, for a guest, this client address),
     and whether it spares the request a record, by Redis' time and data
     generation as this process learnt them in the past few seconds.
 
@@ -58,7 +58,7 @@ class Seen:
         if not raw:
             self.guard, self.spares = None, False
             return
-        # A guest's guard (its MAC covers the address headers, worth reading
+        # A guest's guard (its MAC covers the client address, worth resolving
         # only then) has the kind "g" after an expiry of ten digits (until
         # the year 2286); one that does not say so is read as a user's and
         # then fails its MAC.
@@ -82,14 +82,11 @@ def session_changed(request: HttpRequest, session_key: str) -> bool:
 
 
 def binding(request: HttpRequest, config: Config) -> str:
-    """What a guest's guard is bound to: the address headers as the request
-    sent them. Nothing is parsed on the hot path; a guest whose headers
-    change is simply recorded again."""
-    meta = request.META
-    remote = str(meta.get("REMOTE_ADDR", ""))
-    if config.proxy_count or config.trusted_networks:
-        return f"{remote}|{meta.get('HTTP_X_FORWARDED_FOR', '')}"
-    return remote
+    """What a guest's guard is bound to: the client's address, as it is
+    stored (whatever the client wrote into the headers besides does not
+    matter); a guest whose address changes is recorded again."""
+    address = client_address(request.META, config.proxy_count, config.trusted_networks)
+    return address or ""
 
 
 class Unresolved:
