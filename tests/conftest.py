@@ -122,6 +122,10 @@ class CommandCounter:
     def __len__(self) -> int:
         return len(self.commands)
 
+    def reset(self) -> None:
+        self.commands.clear()
+        self.round_trips = 0
+
 
 @pytest.fixture
 def redis_commands(monkeypatch: pytest.MonkeyPatch) -> CommandCounter:

@@ -10,7 +10,7 @@ from django.test import Client
 from pytest_django.fixtures import Settings as SettingsWrapper
 from redis import Redis
 
-from tests.conftest import Clock
+from tests.conftest import Clock, CommandCounter
 from whos_online import api, presence
 
 pytestmark = pytest.mark.django_db
@@ -81,15 +81,52 @@ def test_the_apps_own_endpoints_never_overwrite_it(
     assert where(alice) == ("Reading the forum", "/forum/")
 
 
-def test_the_location_is_that_of_the_last_record(
-    alices: Client, alice: User, clock: Clock
+def test_a_guarded_page_view_elsewhere_moves_the_location(
+    alices: Client, alice: User
 ) -> None:
     alices.get("/forum/")
-    alices.get("/members/")  # guarded: nothing is written
-    assert where(alice) == ("Reading the forum", "/forum/")
-    clock.advance(301)
     alices.get("/members/")
     assert where(alice) == ("Looking at the members", "/members/")
+
+
+def test_the_first_labelled_page_after_logging_in_sets_the_location(
+    browser: Client, alice: User
+) -> None:
+    browser.post(f"/login/{alice.pk}/")  # recorded here, where there is no label
+    browser.get("/forum/")  # guarded
+    html = Client().get(PAGE).content.decode()
+    assert '<a href="/forum/">Reading the forum</a>' in html
+
+
+@pytest.mark.usefixtures("warm_scripts")
+def test_staying_on_the_same_page_while_guarded_costs_no_round_trip(
+    alices: Client, redis_commands: CommandCounter
+) -> None:
+    alices.get("/forum/")
+    redis_commands.reset()
+    alices.get("/forum/")
+    assert redis_commands.round_trips == 0
+
+
+@pytest.mark.usefixtures("warm_scripts")
+def test_a_background_record_leaves_the_guard_knowing_the_location(
+    alices: Client, alice: User, clock: Clock, redis_commands: CommandCounter
+) -> None:
+    alices.get("/forum/")
+    clock.advance(301)  # the guard lapsed: the heartbeat records her
+    alices.post("/whos-online/heartbeat/")
+    redis_commands.reset()
+    alices.get("/forum/")
+    assert redis_commands.round_trips == 0
+    assert where(alice) == ("Reading the forum", "/forum/")
+
+
+def test_a_page_without_a_label_leaves_the_location_while_guarded(
+    alices: Client, alice: User
+) -> None:
+    alices.get("/forum/")
+    alices.get("/")
+    assert where(alice) == ("Reading the forum", "/forum/")
 
 
 def test_guests_have_no_location(redis_client: Redis) -> None:

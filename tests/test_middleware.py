@@ -342,43 +342,26 @@ def test_with_is_hidden_set_an_expired_guard_does_not_decide_who_is_hidden(
     assert members(redis_client, "users") == []
 
 
-def guard_read_back(user_pk: str) -> guard.Guard:
-    """The guard issued for ``user_pk``, as the next request reads it."""
+def test_a_users_guard_keeps_the_mark_of_their_location() -> None:
     presence.sync_clock()
     config = get_config()
     response = HttpResponse()
+    where = guard.mark("Reading the forum\t/forum/")
     guard.issue(
         config,
         response,
-        session_key="",
-        user_pk=user_pk,
-        guest_binding=None,
+        session_key="the-session-key",
+        guest_address=None,
+        where=where,
         server_now=config.state.clock.now(),
         generation=config.state.clock.label(),
         secure=False,
     )
-    issued = guard.read(config, response.cookies[GUARD].value, "", "")
+    raw = response.cookies[GUARD].value
+    issued = guard.read(config, raw, "the-session-key", lambda: "")
     assert issued is not None
-    return issued
-
-
-@pytest.mark.parametrize("pk", ["has space", "semi;colon", "x" * 65, ""])
-def test_a_primary_key_unsafe_in_a_cookie_is_left_out_of_the_guard(pk: str) -> None:
-    issued = guard_read_back(pk)
-    assert issued.user_pk is None
-    assert issued.holds(get_config().state.clock)
-
-
-@pytest.mark.parametrize("pk", ["42", "6f1c1f9e-2b7a-4a53-9a3e-0d2f5e8b1c44", "a.b:c"])
-def test_a_guard_names_a_primary_key_safe_in_a_cookie(pk: str) -> None:
-    assert guard_read_back(pk).user_pk == pk
-
-
-def test_a_guests_guard_names_no_user(browser: Client) -> None:
-    raw = browser.get("/").cookies[GUARD].value
-    issued = guard.read(get_config(), raw, "", "127.0.0.1")
-    assert issued is not None
-    assert issued.user_pk is None
+    assert issued.where == where
+    assert issued.holds(config.state.clock)
 
 
 @pytest.mark.parametrize(

@@ -16,10 +16,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
+from django.conf import settings
 from django.http import HttpRequest
 from django.urls import Resolver404, resolve
 
 from whos_online.conf import conf
+from whos_online.state import BoundedMemo
 
 View = TypeVar("View", bound=Callable[..., Any])
 
@@ -58,13 +60,27 @@ class LocationMixin:
         return view
 
 
-def location_of(request: HttpRequest) -> str:
+def location_of(
+    request: HttpRequest, memo: BoundedMemo[tuple[str, str, str], str] | None = None
+) -> str:
     """What to store as the request's location, or ``""`` to leave it be.
 
-    Resolving the path costs a few microseconds, paid only on a record.
+    A guarded page view of a user asks too (has the user moved?), so what
+    a path resolves to may be kept in ``memo``.
     """
     if request.method != "GET" or _is_not_a_page_view(request):
         return ""
+    if memo is None:
+        return _page_location(request)
+    urlconf = getattr(request, "urlconf", None) or settings.ROOT_URLCONF
+    key = (str(urlconf), request.path, request.path_info)
+    found = memo.get(key)
+    if found is None:
+        found = memo.put(key, _page_location(request))
+    return found
+
+
+def _page_location(request: HttpRequest) -> str:
     try:
         match = resolve(request.path_info)
     except Resolver404:

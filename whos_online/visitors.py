@@ -35,14 +35,16 @@ class Seen:
     key the browser holds (or will hold after this response), the guard if
     it was issued to this session (and, for a guest, this client address),
     and whether it spares the request a record, by Redis' time and data
-    generation as this process learnt them in the past few seconds.
+    generation as this process learnt them in the past few seconds; a
+    user's page view whose location differs from the one the guard knows
+    is not spared (``location``: what it is, ``None`` if not asked).
 
     Made for every request, so a plain class with slots whose one call does
     it all: on the guarded path each Python call costs about as much as the
     work it wraps.
     """
 
-    __slots__ = ("guard", "session_key", "spares")
+    __slots__ = ("guard", "location", "moved", "session_key", "spares")
 
     def __init__(self, request: HttpRequest, config: Config) -> None:
         cookies = request.COOKIES
@@ -55,16 +57,22 @@ class Seen:
             session_key = cookies.get(config.session_cookie_name, "")
         raw = cookies.get(config.cookie_name)
         self.session_key = session_key
+        self.location, self.moved = None, False
         if not raw:
             self.guard, self.spares = None, False
             return
-        # A guest's guard (its MAC covers the client address, worth resolving
-        # only then) has the kind "g" after an expiry of ten digits (until
-        # the year 2286); one that does not say so is read as a user's and
-        # then fails its MAC.
-        bound = binding(request, config) if raw[10:13] == ".g." else ""
-        self.guard = found = guard.read(config, raw, session_key, bound)
-        self.spares = found is not None and config.state.clock.vouches(
+        self.guard = found = guard.read(
+            config, raw, session_key, lambda: binding(request, config)
+        )
+        if found is None:
+            self.spares = False
+            return
+        if not found.is_guests and request.method == "GET":
+            self.location = where = locations.location_of(
+                request, config.state.locations
+            )
+            self.moved = bool(where) and guard.mark(where) != found.where
+        self.spares = not self.moved and config.state.clock.vouches(
             found.generation, found.expires
         )
 
@@ -137,6 +145,10 @@ class Visit:
         self.config = config = config or get_config()
         seen = seen or Seen(request, config)
         self.session_key, self.guard = seen.session_key, seen.guard
+        self.location, self.moved = seen.location, seen.moved
+        self.where = "" if seen.guard is None else seen.guard.where
+        """The mark of the user's location as last written, as far as
+        this browser knows."""
         self._visitor = UNRESOLVED
         setattr(request, REQUEST_ATTRIBUTE, self)
 
@@ -150,7 +162,11 @@ class Visit:
         """Whether the guard spares a record now (the clock may have been
         asked since the cookies were read)."""
         found = self.guard
-        return found is not None and found.holds(self.config.state.clock)
+        return (
+            found is not None
+            and not self.moved
+            and found.holds(self.config.state.clock)
+        )
 
     @functools.cached_property
     def address(self) -> str | None:
@@ -214,6 +230,7 @@ class Visit:
         else:
             was_guest = self.guard is not None and self.guard.is_guests
         self.session_key = Seen(self.request, self.config).session_key
+        self.where = ""  # a new identity: where it is stored is not known
         self._visitor = after = self._resolve()
         self.stamp = self.recorded = None
         if after is None or not after.is_person:
@@ -227,7 +244,7 @@ class Visit:
         """One round trip; a second, and a query, only when Redis has lost
         the mirror of who chose to appear offline."""
         device = self._device(visitor)
-        where = locations.location_of(self.request) if visitor.user_pk else ""
+        where = self._location() if visitor.user_pk else ""
 
         def record() -> Stamp | None:
             return presence.record(
@@ -244,10 +261,17 @@ class Visit:
             visibility.load_mirror()
             stamp = quietly(record, None, breaker)
         self.stamp = stamp
+        if stamp is not None and where:
+            self.where = guard.mark(where)
         if stamp is not None and stamp.invisible:
             visitor = replace(visitor, kind="hidden")
         self.recorded = visitor
         self._announce_arrival()
+
+    def _location(self) -> str:
+        if self.location is None:
+            self.location = locations.location_of(self.request)
+        return self.location
 
     def _announce_arrival(self) -> None:
         visitor, stamp = self.recorded, self.stamp
@@ -275,10 +299,8 @@ class Visit:
             self.config,
             response,
             session_key=self.session_key,
-            user_pk=visitor.user_pk,
-            guest_binding=binding(self.request, self.config)
-            if visitor.kind == "guests"
-            else None,
+            guest_address=self.address or "" if visitor.kind == "guests" else None,
+            where=self.where,
             server_now=stamp.now,
             generation=stamp.generation,
             secure=self.request.is_secure(),
