@@ -104,9 +104,11 @@ def parse(stored: bytes | str | None) -> Location | None:
 
 
 def _is_not_a_page_view(request: HttpRequest) -> bool:
-    headers = request.headers
+    # META itself: request.headers would copy all of META, on every guarded
+    # page view of a user.
+    meta = request.META
     return (
-        headers.get("X-Requested-With") == "XMLHttpRequest"
-        or "HX-Request" in headers
-        or headers.get("Sec-Fetch-Dest", "document") not in ("document", "")
+        meta.get("HTTP_X_REQUESTED_WITH") == "XMLHttpRequest"
+        or "HTTP_HX_REQUEST" in meta
+        or meta.get("HTTP_SEC_FETCH_DEST", "document") not in ("document", "")
     )
