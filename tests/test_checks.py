@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from typing import Any
 
 import pytest
@@ -229,6 +232,28 @@ def test_djangos_cache_without_a_socket_timeout_is_w003(
     }
     settings.WHOS_ONLINE_CACHE_ALIAS = "bare"
     assert ids(checks.check_cache()) == ["whos_online.W003"]
+
+
+def test_a_site_without_the_app_installed_fails_to_start_with_a_clear_error() -> None:
+    """In a process of its own, as the site would start: nothing of the app
+    is imported before Django loads the middleware."""
+    started = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "from django.core.wsgi import get_wsgi_application\nget_wsgi_application()",
+        ],
+        env={
+            **os.environ,
+            "DJANGO_SETTINGS_MODULE": "tests.settings_without_whos_online",
+        },
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    last_line = started.stderr.strip().splitlines()[-1]
+    assert last_line.startswith("django.core.exceptions.ImproperlyConfigured")
+    assert "INSTALLED_APPS" in last_line
 
 
 def test_the_middleware_without_the_app_installed_is_a_clear_error(

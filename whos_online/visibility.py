@@ -13,17 +13,23 @@ from typing import Any
 
 from whos_online import presence
 from whos_online.failsafe import quietly
-from whos_online.models import Visibility
+
+# The models are imported where they are used: the middleware imports this
+# module, and must be importable when the app is not installed, to say so.
 
 
 def is_invisible(user: Any) -> bool:
     """Whether ``user`` chose to appear offline (one query)."""
+    from whos_online.models import Visibility
+
     return Visibility.objects.filter(user_id=user.pk, invisible=True).exists()
 
 
 def set_invisible(user: Any, invisible: bool) -> None:
     """Keep the choice, and apply it in Redis at once (if Redis cannot be
     reached, the next record of the user applies it)."""
+    from whos_online.models import Visibility
+
     Visibility.objects.update_or_create(user=user, defaults={"invisible": invisible})
     quietly(lambda: _apply(str(user.pk), invisible), None)
 
@@ -36,5 +42,7 @@ def _apply(pk: str, invisible: bool) -> None:
 
 def load_mirror() -> None:
     """Fill Redis' mirror of the choices from the database."""
+    from whos_online.models import Visibility
+
     chosen = Visibility.objects.filter(invisible=True).values_list("user_id", flat=True)
     presence.load_invisible(chosen)
