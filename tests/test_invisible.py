@@ -7,6 +7,7 @@ from collections.abc import Callable
 
 import pytest
 from django.contrib.auth.models import AnonymousUser, User
+from django.db import connection
 from django.template import engines
 from django.test import Client, RequestFactory
 from pytest_django import DjangoAssertNumQueries
@@ -274,3 +275,54 @@ def test_the_toggle_is_not_offered_when_invisible_mode_is_off(
 ) -> None:
     settings.WHOS_ONLINE_ALLOW_INVISIBLE = False
     assert render_toggle(alice).strip() == ""
+
+
+# A site that forgot `migrate whos_online`: presence never breaks a page, and
+# nobody is listed as visible on a guess.
+
+
+@pytest.fixture
+def unmigrated(redis_client: Redis) -> None:
+    """The visibility table is missing, and Redis has no mirror of it yet
+    (a fresh Redis): the first record of a user asks the database."""
+    with connection.cursor() as cursor:
+        cursor.execute("DROP TABLE whos_online_visibility")
+    redis_client.delete(presence.key("invisible"))
+
+
+@pytest.mark.usefixtures("unmigrated")
+def test_without_the_table_a_logged_in_page_is_served(alice: User) -> None:
+    browser = Client()
+    browser.force_login(alice)
+    assert browser.get("/").status_code == 200
+
+
+@pytest.mark.usefixtures("unmigrated")
+def test_without_the_table_a_user_is_counted_but_not_listed(
+    alice: User, redis_client: Redis
+) -> None:
+    browser = Client()
+    browser.force_login(alice)
+    browser.get("/")
+    assert members(redis_client, "users") == []
+    assert members(redis_client, "hidden") == [str(alice.pk)]
+
+
+@pytest.mark.usefixtures("unmigrated")
+def test_without_the_table_the_toggle_renders(
+    render_toggle: Render, alice: User
+) -> None:
+    assert "Appear online" in render_toggle(alice)
+
+
+@pytest.mark.usefixtures("unmigrated")
+def test_without_the_table_choosing_says_it_is_unavailable(alice: User) -> None:
+    browser = Client()
+    browser.force_login(alice)
+    assert appear_offline(browser) == 503
+
+
+@pytest.mark.usefixtures("unmigrated")
+def test_without_the_table_the_api_says_invisible(alice: User) -> None:
+    assert api.is_invisible(alice)
+    api.set_invisible(alice)  # kept nowhere, and raises nothing

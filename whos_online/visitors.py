@@ -258,7 +258,9 @@ class Visit:
         breaker = self.config.breaker_of(visitor.member)
         stamp = quietly(record, None, breaker)
         if stamp is not None and stamp.unloaded:
-            visibility.load_mirror()
+            if not visibility.load_mirror():
+                # Nobody knows whether they chose to hide: they are hidden.
+                visitor = replace(visitor, kind="hidden")
             stamp = quietly(record, None, breaker)
         self.stamp = stamp
         if stamp is not None and where:
