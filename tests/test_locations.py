@@ -108,6 +108,17 @@ def test_staying_on_the_same_page_while_guarded_costs_no_round_trip(
     assert redis_commands.round_trips == 0
 
 
+def test_pages_of_the_same_label_are_not_recorded_again_while_guarded(
+    alices: Client, alice: User, settings: SettingsWrapper
+) -> None:
+    settings.WHOS_ONLINE_LOCATIONS = {"thread": "Reading a thread"}
+    alices.get("/thread/7/")
+    recorded_at = presence.last_seen(alice.pk)
+    alices.get("/thread/8/")
+    assert presence.last_seen(alice.pk) == recorded_at
+    assert where(alice) == ("Reading a thread", "/thread/7/")
+
+
 @pytest.mark.usefixtures("warm_scripts")
 def test_a_background_record_leaves_the_guard_knowing_the_location(
     alices: Client, alice: User, clock: Clock, redis_commands: CommandCounter

@@ -6,9 +6,9 @@ neither the session nor the user. A guard is
 ``g`` for a guest. ``expires`` is on Redis' clock, so web servers whose
 clocks disagree agree on when it runs out, and ``generation`` names the
 Redis data it vouches for, so a guard issued before Redis lost its data no
-longer holds. ``where`` is a short hash of the user's location as last
-written (empty when none is known), so a page view elsewhere records once
-to move it. The MAC (keyed BLAKE2b under a key derived from ``SECRET_KEY``)
+longer holds. ``where`` is a short hash of the user's location (its label)
+as last written, empty when none is known, so a page view of another kind
+records once to move it. The MAC (keyed BLAKE2b under a key derived from ``SECRET_KEY``)
 covers those fields, the visitor's session key and, for a guest, the client
 address: logging in or out changes the session key, and with it the guard
 is void. A guard that does not verify, for whatever reason, counts as
@@ -50,8 +50,8 @@ class Guard:
     is_guests: bool
     generation: str
     where: str
-    """The :func:`mark` of the location last written for the user (``""``:
-    none known, and always for a guest)."""
+    """The :func:`mark` of the location (label) last written for the user
+    (``""``: none known, and always for a guest)."""
 
     def holds(self, clock: ServerClock) -> bool:
         """Whether it still spares the visitor a record: it names the data
@@ -61,7 +61,8 @@ class Guard:
 
 
 def mark(location: str) -> str:
-    """What a guard keeps of a location: enough to tell another apart."""
+    """What a guard keeps of a location (or of any text): enough to tell
+    another apart."""
     return hashlib.blake2b(location.encode(), digest_size=4).hexdigest()
 
 

@@ -71,10 +71,17 @@ class Seen:
             self.location = where = locations.location_of(
                 request, config.state.locations
             )
-            self.moved = bool(where) and guard.mark(where) != found.where
+            self.moved = bool(where) and mark_of(where) != found.where
         self.spares = not self.moved and config.state.clock.vouches(
             found.generation, found.expires
         )
+
+
+def mark_of(location: str) -> str:
+    """What the guard keeps of a location: its label, so moving between
+    pages of one kind (thread to thread) is not recorded until the guard
+    runs out, when the link is brought up to date."""
+    return guard.mark(location.partition(locations.SEPARATOR)[0])
 
 
 def session_changed(request: HttpRequest, session_key: str) -> bool:
@@ -264,7 +271,7 @@ class Visit:
             stamp = quietly(record, None, breaker)
         self.stamp = stamp
         if stamp is not None and where:
-            self.where = guard.mark(where)
+            self.where = mark_of(where)
         if stamp is not None and stamp.invisible:
             visitor = replace(visitor, kind="hidden")
         self.recorded = visitor
