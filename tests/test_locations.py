@@ -49,6 +49,17 @@ def test_a_url_name_can_be_labelled_in_settings(
     assert where(alice) == ("Reading a thread", "/thread/7/")
 
 
+def test_a_page_of_a_urlconf_set_by_middleware_gives_its_label(
+    alices: Client, alice: User, settings: SettingsWrapper
+) -> None:
+    settings.MIDDLEWARE = [
+        "tests.urls_per_request.UseThisURLconf",
+        *settings.MIDDLEWARE,
+    ]
+    alices.get("/elsewhere/")
+    assert where(alice) == ("Reading the forum", "/elsewhere/")
+
+
 def test_a_page_without_a_label_leaves_no_location(alices: Client, alice: User) -> None:
     alices.get("/")
     assert where(alice) is None

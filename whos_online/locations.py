@@ -19,9 +19,13 @@ from typing import Any, TypeVar
 from django.conf import settings
 from django.http import HttpRequest
 from django.urls import Resolver404, resolve
+from django.utils.translation import get_language
 
 from whos_online.conf import conf
 from whos_online.state import BoundedMemo
+
+# (URLconf, language, path, path_info) -> the location of a page view there.
+LocationMemo = BoundedMemo[tuple[str, str, str, str], str]
 
 View = TypeVar("View", bound=Callable[..., Any])
 
@@ -60,9 +64,7 @@ class LocationMixin:
         return view
 
 
-def location_of(
-    request: HttpRequest, memo: BoundedMemo[tuple[str, str, str], str] | None = None
-) -> str:
+def location_of(request: HttpRequest, memo: LocationMemo | None = None) -> str:
     """What to store as the request's location, or ``""`` to leave it be.
 
     A guarded page view of a user asks too (has the user moved?), so what
@@ -70,19 +72,21 @@ def location_of(
     """
     if request.method != "GET" or _is_not_a_page_view(request):
         return ""
+    # Middleware may give the request a URLconf of its own; Django applies it
+    # only after every middleware has run.
+    urlconf = str(getattr(request, "urlconf", None) or settings.ROOT_URLCONF)
     if memo is None:
-        return _page_location(request)
-    urlconf = getattr(request, "urlconf", None) or settings.ROOT_URLCONF
-    key = (str(urlconf), request.path, request.path_info)
+        return _page_location(request, urlconf)
+    key = (urlconf, get_language(), request.path, request.path_info)
     found = memo.get(key)
     if found is None:
-        found = memo.put(key, _page_location(request))
+        found = memo.put(key, _page_location(request, urlconf))
     return found
 
 
-def _page_location(request: HttpRequest) -> str:
+def _page_location(request: HttpRequest, urlconf: str) -> str:
     try:
-        match = resolve(request.path_info)
+        match = resolve(request.path_info, urlconf)
     except Resolver404:
         return ""
     label = getattr(match.func, ATTRIBUTE, None) or conf.LOCATIONS.get(

@@ -225,8 +225,8 @@ class State:
         record, the daily peaks), which snapshots then do without."""
         self.clock = ServerClock(shards)
         self.guards: BoundedMemo[tuple[str, str, str], Guard | None] = BoundedMemo(4096)
-        # (urlconf, path, path_info) -> the location of a page view there.
-        self.locations: BoundedMemo[tuple[str, str, str], str] = BoundedMemo(4096)
+        # (URLconf, language, path, path_info) -> the location of a page view.
+        self.locations: BoundedMemo[tuple[str, str, str, str], str] = BoundedMemo(4096)
         self.bots = Throttle()
         self.refused = RateLimitedLog()
         # (room, with hidden users) -> (taken at, names asked, snapshot), for
