@@ -17,12 +17,12 @@ FAST := -m "not real_redis and not browser"
 
 help:
 	@echo "make demo          serve the example project on http://127.0.0.1:$(PORT)"
-	@echo "make test          run the test suite (in-process fakeredis; fast)"
+	@echo "make test          the fast suite on fakeredis: all but the server and browser tests"
 	@echo "make test-servers  the suites that start real redis-servers (Cluster, Sentinel, outage)"
-	@echo "make test-redis    the same suite against a real Redis at $(TEST_REDIS_URL)"
-	@echo "make test-matrix   the suite on every supported Python and Django (nox)"
+	@echo "make test-redis    the fast suite against a real Redis at $(TEST_REDIS_URL)"
+	@echo "make test-matrix   the fast suite on every supported Python and Django (nox)"
 	@echo "make test-browser  the demo in headless Chromium, with axe-core (needs chromium and npm)"
-	@echo "make lint          ruff and mypy --strict"
+	@echo "make lint          ruff, mypy --strict and the import layers (import-linter)"
 	@echo "make messages      update the .po catalogs in whos_online/locale/ and compile the .mo files"
 	@echo "make docs          build docs/ as a site in docs/_build/html (warnings are errors)"
 	@echo "make wheel-check   build the wheel and sdist, and check what they ship"
@@ -31,7 +31,7 @@ help:
 	@echo "make bench-smoke   the benchmarks with small sizes, report to a scratch folder"
 	@echo "make bench-compare REV=...  guarded and unguarded requests of REV and this tree, side by side"
 
-$(BIN)/.installed: pyproject.toml requirements/lint.txt requirements/test.txt \
+$(BIN)/.installed: pyproject.toml requirements/lint.txt requirements/test.txt requirements/release.txt \
 		requirements/django52.txt requirements/common.txt
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
@@ -83,6 +83,7 @@ lint: install
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy whos_online tests
+	$(BIN)/lint-imports --no-cache
 
 # Extracts every marked string of the templates and the Python code into
 # whos_online/locale/<lang>/LC_MESSAGES/django.po, then compiles them. Both

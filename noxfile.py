@@ -12,10 +12,10 @@ import nox
 nox.options.error_on_missing_interpreters = True
 
 # Each Django release on the Pythons it supports, from our floor of 3.10 up to
-# 3.13. The classifiers and requires-python in pyproject.toml and the
-# "Supported:" sentence in README.md say the same; change them together.
+# 3.13. The classifiers, requires-python and the Django floor in pyproject.toml,
+# the requirements/django*.txt files and the "Supported:" sentence in README.md
+# say the same (tests/test_docs.py holds them to it); change them together.
 PYTHONS_BY_DJANGO = {
-    "4.2": ["3.10", "3.11", "3.12"],
     "5.2": ["3.10", "3.11", "3.12", "3.13"],
     "6.0": ["3.12", "3.13"],
     "6.1": ["3.12", "3.13"],
@@ -34,7 +34,7 @@ COMBINATIONS = [
     ids=[f"django{django}-py{python}" for python, django in COMBINATIONS],
 )
 def tests(session: nox.Session, django: str) -> None:
-    # requirements/django42.txt and its siblings pin Django, the django-redis
+    # requirements/django52.txt and its siblings pin Django, the django-redis
     # release for it and the test tools.
     session.install("-r", f"requirements/django{django.replace('.', '')}.txt")
     session.install("-e", ".")

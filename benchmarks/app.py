@@ -14,11 +14,6 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from django.http import HttpRequest, HttpResponseBase
-
-from whos_online import guard
-from whos_online.addresses import client_address as parse_client_address
-from whos_online.conf import Config, conf, get_config
-from whos_online.middleware import WhosOnlineMiddleware
 from whos_online.presence import (
     PRUNE_BATCH,
     Call,
@@ -29,6 +24,11 @@ from whos_online.presence import (
     snapshot,
     sync_clock,
 )
+
+from whos_online import guard
+from whos_online.addresses import client_address as parse_client_address
+from whos_online.conf import Config, conf, get_config
+from whos_online.middleware import WhosOnlineMiddleware
 from whos_online.visitors import Visit, Visitor
 
 MIDDLEWARE = "whos_online.middleware.WhosOnlineMiddleware"

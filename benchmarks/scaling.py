@@ -35,6 +35,8 @@ from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import Any
 
+from whos_online.store import get_store
+
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from benchmarks import servers  # noqa: E402
@@ -62,8 +64,6 @@ def setup(
     every server emptied first (they are this run's own)."""
     from django.test import override_settings
 
-    from whos_online.conf import get_config
-
     factory = "benchmarks.scaling.cluster_client" if cluster else None
     with override_settings(
         WHOS_ONLINE_SHARDS=shards,
@@ -74,10 +74,10 @@ def setup(
         for node in nodes(cluster):
             node.flushall()
             node.config_resetstat()
-        from whos_online import presence
+        from tests import presence
 
         presence.sync_clock()
-        assert len(get_config().shards) == shards
+        assert len(get_store().shards) == shards
         yield
 
 
@@ -91,7 +91,7 @@ def nodes(cluster: bool) -> list[Any]:
 def drive(worker: int, start: float, seconds: float, done: Any) -> None:
     """One client process: record new guests until the time is up."""
     from benchmarks.scale import ipv4
-    from whos_online import presence
+    from tests import presence
     from whos_online.conf import get_config
 
     get_config.cache_clear()  # a client of this process's own
@@ -106,7 +106,7 @@ def drive(worker: int, start: float, seconds: float, done: Any) -> None:
 def measure_setup(
     name: str, shards: int, cluster: bool, params: dict[str, Any]
 ) -> dict[str, Any]:
-    from whos_online import presence
+    from tests import presence
 
     log(f"{name}: records from {params['processes']} processes")
     with setup(shards, cluster):
@@ -149,7 +149,7 @@ def fill(worker: int, workers: int, size: int, done: Any) -> None:
     """One of ``workers`` processes recording every ``workers``-th guest."""
     from benchmarks.app import record_on_masters
     from benchmarks.scale import ipv4
-    from whos_online import presence
+    from tests import presence
     from whos_online.conf import get_config
 
     get_config.cache_clear()
@@ -166,7 +166,7 @@ def fill(worker: int, workers: int, size: int, done: Any) -> None:
 def measure_estimate(size: int, workers: int) -> dict[str, Any]:
     """``size`` guests recorded through record.lua on the three masters.
     The window is an hour, so that the fill (minutes) stays inside it."""
-    from whos_online import presence
+    from tests import presence
 
     log(f"estimate: {size:,} guests on 3 masters, {SHARDS} shards")
     with setup(SHARDS, True, cap=CAP, window=3600):

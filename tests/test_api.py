@@ -7,7 +7,8 @@ from collections.abc import Callable
 import pytest
 from django.contrib.auth.models import User
 
-from whos_online import api, presence
+from tests import presence
+from whos_online import api
 
 pytestmark = pytest.mark.django_db
 

@@ -7,7 +7,8 @@ from django.contrib.auth.models import User
 from django.test import Client
 from pytest_django.fixtures import Settings as SettingsWrapper
 
-from whos_online import checks, presence
+from tests import presence
+from whos_online import checks
 
 pytestmark = pytest.mark.django_db
 

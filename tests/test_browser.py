@@ -7,9 +7,14 @@ presence data; every request goes through it). Debian's Chromium
 browser downloads are never used.
 
 The pages are checked with axe-core (``npm ci`` puts the version pinned in
-package-lock.json in node_modules/), and screenshots of the widget and the
-staff page, light, dark, phone-sized and in German, are left in
-.screenshots/ for a person to look at.
+package-lock.json in node_modules/), and the computed styles that make them
+look finished: the widget takes the page's background and colours on the
+demo's light and dark themes (``?theme=dark``), the tables have padded
+cells and a ruled-off header, the visibility toggle is no browser-default
+button. Screenshots of the widget, a room's box, the public page (in the
+demo's layout and on the app's own base), the toggle and the staff page,
+light, dark, phone-sized and in German, are left in .screenshots/ for a
+person to look at; docs/styling.md shows some of them.
 
 Run with ``make test-browser``. Where Chromium, Playwright or axe-core is
 missing the tests are skipped, unless ``REQUIRE_BROWSER`` is set (``make
@@ -24,15 +29,24 @@ import socket
 import subprocess
 import sys
 import time
+import urllib.parse
 import urllib.request
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import pytest
+from django.test import Client
 
 try:
-    from playwright.sync_api import Browser, Page, expect, sync_playwright  # type: ignore[import-not-found, unused-ignore]
+    from playwright.sync_api import (  # type: ignore[import-not-found, unused-ignore]
+        Browser,
+        Locator,
+        Page,
+        Route,
+        expect,
+        sync_playwright,
+    )
 
     HAS_PLAYWRIGHT = True
 except ImportError:
@@ -64,6 +78,11 @@ PHONE = {
     "is_mobile": True,
     "has_touch": True,
 }
+
+# The demo's own look, chosen with ?theme=: the widget must fit either.
+THEMES = ["light", "dark"]
+# The app's own pages, with no site around them (see serve()).
+APP_SITE = "http://whos-online.test"
 
 SITE_NAMES = "#online-now .whos-online-users > *"
 THREAD_NAMES = "#thread-viewers .whos-online-users > *"
@@ -168,7 +187,11 @@ def wait_until_serving(url: str, server: subprocess.Popen[bytes], log: Path) -> 
 
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Browser]:
-    with sync_playwright() as playwright:
+    # Playwright keeps an event loop in this thread, so Django would refuse
+    # the queries of the tests that render the app's pages in-process; they
+    # run while Playwright waits, never beside it.
+    with pytest.MonkeyPatch.context() as patch, sync_playwright() as playwright:
+        patch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
         chromium = playwright.chromium.launch(
             executable_path=str(CHROMIUM), args=CHROMIUM_ARGS
         )
@@ -233,16 +256,121 @@ def axe_violations(page: Page) -> list[str]:
     ]
 
 
-def screenshot(page: Page, name: str) -> None:
-    """Keep the page in .screenshots/NAME.png, to be looked at."""
+def screenshot(page: Page, name: str, part: Locator | None = None) -> None:
+    """Keep the page, or a part of it with a little of the page around it,
+    in .screenshots/NAME.png, to be looked at."""
     SCREENSHOTS.mkdir(exist_ok=True)
-    page.screenshot(path=str(SCREENSHOTS / f"{name}.png"), full_page=True)
+    path = str(SCREENSHOTS / f"{name}.png")
+    if part is None:
+        page.screenshot(path=path, full_page=True)
+        return
+    box = part.bounding_box()
+    assert box is not None, f"{name}: nothing to see"
+    margin = 12
+    left, top = max(box["x"] - margin, 0), max(box["y"] - margin, 0)
+    page.screenshot(
+        path=path,
+        full_page=True,
+        clip={
+            "x": left,
+            "y": top,
+            "width": box["x"] + box["width"] + margin - left,
+            "height": box["y"] + box["height"] + margin - top,
+        },
+    )
 
 
 def no_sideways_scroll(page: Page) -> bool:
     return bool(
         page.evaluate("() => document.documentElement.scrollWidth <= window.innerWidth")
     )
+
+
+def style(element: Locator, name: str) -> str:
+    """The computed value of the CSS property NAME."""
+    return str(element.evaluate("(e, name) => getComputedStyle(e)[name]", _camel(name)))
+
+
+def _camel(name: str) -> str:
+    head, *rest = name.split("-")
+    return head + "".join(part.title() for part in rest)
+
+
+def background_behind(element: Locator) -> str:
+    """The colour seen behind the element: its own background, or the first
+    one that is not transparent on the way up."""
+    return str(
+        element.evaluate(
+            """e => {
+                for (; e; e = e.parentElement) {
+                    const colour = getComputedStyle(e).backgroundColor;
+                    if (colour !== "rgba(0, 0, 0, 0)" && colour !== "transparent") {
+                        return colour;
+                    }
+                }
+                return "rgb(255, 255, 255)";
+            }"""
+        )
+    )
+
+
+def lightness(colour: str) -> float:
+    """From 0 (black) to 1 (white): the mean of an rgb() colour's channels."""
+    red, green, blue = map(float, re.findall(r"[\d.]+", colour)[:3])
+    return (red + green + blue) / (3 * 255)
+
+
+def cells_are_padded(table: Locator) -> bool:
+    """Every header and data cell has room around its text on all sides."""
+    return bool(
+        table.evaluate(
+            """t => [...t.querySelectorAll("th, td")].every(cell => {
+                const s = getComputedStyle(cell);
+                return parseFloat(s.paddingTop) > 0 && parseFloat(s.paddingBottom) > 0
+                    && (cell === cell.parentElement.firstElementChild
+                        || parseFloat(s.paddingLeft) >= 4)
+                    && (cell === cell.parentElement.lastElementChild
+                        || parseFloat(s.paddingRight) >= 4);
+            })"""
+        )
+    )
+
+
+def header_is_ruled_off(table: Locator) -> bool:
+    """The column headings stand apart from each other and from the rows:
+    space between them, and a visible line under them."""
+    return bool(
+        table.evaluate(
+            """t => {
+                const heads = [...t.querySelectorAll("thead th")];
+                const apart = heads.slice(1).every((th, i) => {
+                    const text = document.createRange();
+                    text.selectNodeContents(heads[i]);
+                    const gap = th.getBoundingClientRect().left
+                        - text.getBoundingClientRect().right;
+                    return gap >= 8;
+                });
+                const s = getComputedStyle(heads[0]);
+                return apart && parseFloat(s.borderBottomWidth) >= 1
+                    && s.borderBottomStyle !== "none"
+                    && s.borderBottomColor !== "rgba(0, 0, 0, 0)";
+            }"""
+        )
+    )
+
+
+def serve(page: Page, html: bytes) -> None:
+    """Show HTML the test's own Django rendered (the app's page, with no
+    site around it) at APP_SITE, with the app's static files beside it."""
+
+    def answer(route: Route) -> None:
+        path = urllib.parse.urlsplit(route.request.url).path
+        if path.startswith("/static/"):
+            route.fulfill(path=str(ROOT / "whos_online" / path.removeprefix("/")))
+        else:
+            route.fulfill(content_type="text/html; charset=utf-8", body=html)
+
+    page.route(f"{APP_SITE}/**", answer)
 
 
 # First in the module: nobody has visited the fresh demo yet.
@@ -415,16 +543,17 @@ def test_staff_find_online_now_through_the_admin_link(log_in: LogIn) -> None:
     expect(admin.locator("h1")).to_contain_text("Online now")
 
 
-@pytest.mark.parametrize("scheme", ["light", "dark"])
-def test_the_home_page_passes_axe(log_in: LogIn, scheme: str) -> None:
+@pytest.mark.parametrize("theme", THEMES)
+def test_the_home_page_passes_axe(log_in: LogIn, theme: str) -> None:
     log_in("bob")
     log_in("carol")  # hidden: alice sees her counted, not named
-    alice = log_in("alice", color_scheme=scheme)
-    alice.goto("/")
+    alice = log_in("alice")
+    alice.goto(f"/?theme={theme}")
     expect(alice.locator("#online-now .whos-online-breakdown")).to_contain_text(
         "1 hidden user"
     )
-    screenshot(alice, f"home-{scheme}")
+    screenshot(alice, f"home-{theme}")
+    screenshot(alice, f"widget-{theme}", alice.locator("#online-now .whos-online"))
     assert axe_violations(alice) == []
 
 
@@ -434,18 +563,133 @@ def test_the_staff_page_passes_axe(log_in: LogIn, scheme: str) -> None:
     log_in("carol")
     admin = log_in("admin", color_scheme=scheme)
     admin.goto(STAFF_PAGE)
-    expect(admin.locator(".whos-online-table").first).to_contain_text("carol")
+    table = admin.locator(".whos-online-table").first
+    expect(table).to_contain_text("carol")
+    assert cells_are_padded(table)
     screenshot(admin, f"staff-{scheme}")
+    screenshot(admin, f"staff-content-{scheme}", admin.locator("#content"))
     assert axe_violations(admin) == []
 
 
-def test_the_widget_is_dark_where_the_visitor_prefers_dark(log_in: LogIn) -> None:
-    alice = log_in("alice", color_scheme="dark")
-    background = alice.locator("#online-now .whos-online").evaluate(
-        "box => getComputedStyle(box).backgroundColor"
-    )
-    red, green, blue = map(int, re.findall(r"\d+", background)[:3])
-    assert red + green + blue < 3 * 64, background
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_on_a_light_site_the_widget_is_as_light_as_the_page(
+    log_in: LogIn, scheme: str
+) -> None:
+    # The visitor's own preference, dark or light, does not matter.
+    alice = log_in("alice", color_scheme=scheme)
+    alice.goto("/?theme=light")
+    box = alice.locator("#online-now .whos-online")
+    assert background_behind(box) == background_behind(alice.locator("body"))
+    assert lightness(background_behind(box)) > 0.9
+    for inherited in ("color", "font-family"):
+        assert style(box, inherited) == style(alice.locator("body"), inherited)
+
+
+def test_on_a_dark_site_the_widget_is_as_dark_as_the_page(log_in: LogIn) -> None:
+    alice = log_in("alice", color_scheme="light")
+    alice.goto("/?theme=dark")
+    box = alice.locator("#online-now .whos-online")
+    assert background_behind(box) == background_behind(alice.locator("body"))
+    assert lightness(background_behind(box)) < 0.1
+    assert style(box, "color") == style(alice.locator("body"), "color")
+
+
+@pytest.mark.parametrize(("scheme", "dark"), [("light", False), ("dark", True)])
+def test_a_site_can_let_the_widget_follow_the_visitors_preference(
+    log_in: LogIn, scheme: str, dark: bool
+) -> None:
+    alice = log_in("alice", color_scheme=scheme)
+    alice.goto("/?theme=light")
+    alice.evaluate("document.documentElement.dataset.whosOnlineTheme = 'auto'")
+    box = alice.locator("#online-now .whos-online")
+    assert (lightness(style(box, "background-color")) < 0.2) is dark
+    screenshot(alice, f"widget-auto-{scheme}", box)
+    assert axe_violations(alice) == []
+
+
+@pytest.mark.parametrize("theme", THEMES)
+def test_the_public_page_is_a_finished_table_in_the_sites_layout(
+    log_in: LogIn, theme: str
+) -> None:
+    alice = log_in("alice")
+    bob = log_in("bob")
+    alice.context.clear_cookies(name="whos_online")  # her guard period is over
+    alice.goto("/forum/")
+    bob.goto(f"/whos-online/?theme={theme}")
+    table = bob.locator(".whos-online-table")
+    expect(table).to_contain_text("Reading the forum")
+    assert cells_are_padded(table)
+    assert header_is_ruled_off(table)
+    assert style(table, "font-family") == style(bob.locator("body"), "font-family")
+    screenshot(bob, f"public-{theme}")
+    screenshot(bob, f"public-content-{theme}", bob.locator("main"))
+    assert axe_violations(bob) == []
+
+
+@pytest.mark.parametrize("theme", THEMES)
+def test_a_room_box_fits_the_site(log_in: LogIn, theme: str) -> None:
+    alice = log_in("alice")
+    bob = log_in("bob")
+    bob.goto("/forum/2/")
+    alice.goto(f"/forum/2/?theme={theme}")
+    box = alice.locator("#thread-viewers .whos-online")
+    expect(box.locator(".whos-online-users")).to_contain_text("bob")
+    assert background_behind(box) == background_behind(alice.locator("body"))
+    screenshot(alice, f"room-{theme}")
+    screenshot(alice, f"room-box-{theme}", box)
+    assert axe_violations(alice) == []
+
+
+@pytest.mark.parametrize("theme", THEMES)
+def test_the_visibility_toggle_is_styled_in_either_state(
+    log_in: LogIn, theme: str
+) -> None:
+    alice = log_in("alice")
+    alice.goto(f"/?theme={theme}")
+    account = alice.locator("header .account")
+    for pressed, name in (("false", "Appear offline"), ("true", "Appear online")):
+        button = alice.get_by_role("button", name=name)
+        expect(button).to_have_attribute("aria-pressed", pressed)
+        assert style(button, "background-color") == "rgba(0, 0, 0, 0)"
+        assert style(button, "font-family") == style(
+            alice.locator("body"), "font-family"
+        )
+        assert style(button, "color") == style(account, "color")
+        assert float(style(button, "border-top-left-radius").removesuffix("px")) >= 8
+        screenshot(alice, f"toggle-{pressed}-{theme}", button)
+        assert axe_violations(alice) == []
+        button.click()
+    expect(alice.get_by_role("button", name="Appear offline")).to_be_visible()
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_the_public_page_on_the_apps_own_base_is_finished(
+    browser: Browser,
+    settings: Any,
+    django_user_model: Any,
+    scheme: Literal["light", "dark"],
+) -> None:
+    """No site layout: the page extends the app's whos_online/base.html."""
+    settings.STATIC_URL = "/static/"
+    client = Client()
+    for name in ("alice", "bob"):
+        client.force_login(django_user_model.objects.create_user(name))
+        client.get("/forum/")
+    page = browser.new_context(color_scheme=scheme).new_page()
+    serve(page, client.get("/whos-online/").content)
+    page.goto(f"{APP_SITE}/whos-online/")
+    table = page.locator(".whos-online-table")
+    expect(table).to_contain_text("Reading the forum")
+    body = page.locator("body")
+    assert "serif" not in style(body, "font-family").replace("sans-serif", "")
+    assert (lightness(background_behind(body)) < 0.2) is (scheme == "dark")
+    assert cells_are_padded(table)
+    assert header_is_ruled_off(table)
+    screenshot(page, f"app-base-{scheme}")
+    screenshot(page, f"app-base-content-{scheme}", page.locator("main"))
+    assert axe_violations(page) == []
+    page.context.close()
 
 
 def test_the_home_page_fits_a_phone(log_in: LogIn) -> None:
@@ -456,6 +700,17 @@ def test_the_home_page_fits_a_phone(log_in: LogIn) -> None:
     assert no_sideways_scroll(alice)
     screenshot(alice, "home-phone")
     assert axe_violations(alice) == []
+
+
+def test_the_public_page_fits_a_phone(log_in: LogIn) -> None:
+    alice = log_in("alice")
+    bob = log_in("bob", **PHONE)
+    alice.context.clear_cookies(name="whos_online")  # her guard period is over
+    alice.goto("/forum/")
+    bob.goto("/whos-online/")
+    expect(bob.locator(".whos-online-table")).to_contain_text("Reading the forum")
+    assert no_sideways_scroll(bob)
+    screenshot(bob, "public-phone")
 
 
 def test_the_staff_page_fits_a_phone(log_in: LogIn) -> None:

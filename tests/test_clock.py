@@ -15,8 +15,8 @@ from collections.abc import Callable
 import pytest
 from django.test import Client
 
+from tests import presence
 from tests.redis_servers import RedisServer, on_redis_server, real_redis, redis_server
-from whos_online import presence
 
 pytestmark = real_redis
 

@@ -20,16 +20,28 @@ from pytest_django.fixtures import Settings as SettingsWrapper
 from redis.cluster import RedisCluster
 from redis.crc import key_slot
 
+from tests import presence
 from tests.redis_servers import Cluster, cluster_in_use, real_redis, redis_cluster
-from whos_online import checks, presence
-from whos_online.conf import conf, get_config
+from whos_online import checks
+from whos_online.conf import conf
+from whos_online.store import get_store
 
 pytestmark = real_redis
 
 __all__ = ["redis_cluster"]  # a fixture, used by name
 
 # Every name presence.key() is given, rooms included.
-KEY_NAMES = ("users", "hidden", "guests", "bots", "record", "history", "rooms")
+KEY_NAMES = (
+    "users",
+    "hidden",
+    "guests",
+    "bots",
+    "record",
+    "history",
+    "rooms",
+    "meta",
+    "invisible",
+)
 
 
 @pytest.fixture(autouse=True)
@@ -39,6 +51,7 @@ def on_cluster(
     """Presence data on the test cluster; yields a client to look at it with."""
     cluster_in_use.append(redis_cluster)
     settings.WHOS_ONLINE_CONNECTION_FACTORY = "tests.redis_servers.cluster_client"
+    presence.load_invisible([])  # as on a running site: nobody chose to hide
     with redis_cluster.client() as client:
         yield client
         client.delete(*site_keys())  # one slot, so one command
@@ -53,7 +66,7 @@ def site_keys() -> list[str]:
 
 
 def test_the_factory_builds_the_client() -> None:
-    assert isinstance(cast(object, get_config().client), RedisCluster)
+    assert isinstance(cast(object, get_store().client), RedisCluster)
 
 
 def test_every_key_of_a_site_maps_to_one_slot(on_cluster: RedisCluster) -> None:
@@ -150,7 +163,7 @@ def test_every_script_can_be_loaded_ahead_on_every_master(
     redis_cluster: Cluster,
 ) -> None:
     presence.load_scripts()
-    source = files("whos_online").joinpath("lua", "record.lua").read_bytes()
+    source = files("whos_online.store").joinpath("lua", "record.lua").read_bytes()
     record = hashlib.sha1(source).hexdigest()
     for node in redis_cluster.nodes:
         with node.client() as master:

@@ -13,6 +13,7 @@ import multiprocessing
 import os
 from multiprocessing.synchronize import Barrier
 
+from tests import presence
 from tests.redis_servers import (
     RedisServer,
     cache_for,
@@ -20,7 +21,6 @@ from tests.redis_servers import (
     real_redis,
     redis_server,
 )
-from whos_online import presence
 
 pytestmark = real_redis
 

@@ -8,8 +8,9 @@ from django_redis import get_redis_connection
 from pytest_django.fixtures import Settings as SettingsWrapper
 from redis import Redis
 
-from whos_online import checks, presence
-from whos_online.conf import get_config
+from tests import presence
+from whos_online import checks
+from whos_online.store import get_store
 
 
 def test_django_redis_is_supported() -> None:
@@ -27,12 +28,12 @@ def test_djangos_own_redis_cache_keeps_its_timeouts(
     settings: SettingsWrapper,
 ) -> None:
     settings.WHOS_ONLINE_CACHE_ALIAS = "builtin"
-    kwargs = get_config().client.connection_pool.connection_kwargs
+    kwargs = get_store().client.connection_pool.connection_kwargs
     assert (kwargs["socket_timeout"], kwargs["socket_connect_timeout"]) == (0.25, 0.25)
 
 
 def test_django_redis_keeps_its_timeouts() -> None:
-    kwargs = get_config().client.connection_pool.connection_kwargs
+    kwargs = get_store().client.connection_pool.connection_kwargs
     assert (kwargs["socket_timeout"], kwargs["socket_connect_timeout"]) == (0.25, 0.25)
 
 
@@ -43,12 +44,12 @@ def test_a_cache_that_is_not_redis_is_refused(settings: SettingsWrapper) -> None
 
 
 def test_the_client_is_built_once_and_reused() -> None:
-    assert get_config().client is get_config().client
+    assert get_store().client is get_store().client
 
 
 def test_a_connection_factory_builds_the_client(settings: SettingsWrapper) -> None:
     settings.WHOS_ONLINE_CONNECTION_FACTORY = "tests.test_connection.the_default_client"
-    assert get_config().client is the_default_client()
+    assert get_store().client is the_default_client()
 
 
 def test_with_a_connection_factory_the_cache_alias_is_not_checked(

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from whos_online import checks, urls
+from whos_online import __version__, checks, urls
 from whos_online.conf import Settings
 from whos_online.templatetags.whos_online import register
 
@@ -22,6 +22,15 @@ SETTINGS = sorted(
 TAGS = sorted(register.tags)
 FILTERS = sorted(register.filters)
 ENDPOINTS = sorted(str(pattern.pattern) for pattern in urls.urlpatterns)
+PACKAGE = ROOT / "whos_online"
+# Each module of the package as docs/architecture.md names it: "conf.py",
+# "store/keys.py"; migrations and packages' empty __init__.py left out.
+MODULES = sorted(
+    str(path.relative_to(PACKAGE))
+    for path in PACKAGE.rglob("*.py")
+    if path.parent.name != "migrations"
+    and (path.name != "__init__.py" or path.parent == PACKAGE / "store")
+)
 COMMANDS = sorted(
     path.stem
     for path in (ROOT / "whos_online/management/commands").glob("*.py")
@@ -50,6 +59,11 @@ def test_every_setting_is_in_the_readme_table(setting: str) -> None:
 
 def test_every_setting_has_a_validation_rule() -> None:
     assert sorted(f"WHOS_ONLINE_{name}" for name in checks.SETTING_RULES) == SETTINGS
+
+
+@pytest.mark.parametrize("module", MODULES)
+def test_every_module_is_in_the_architecture_page(module: str) -> None:
+    assert f"`{module}`" in read("docs/architecture.md")
 
 
 def test_every_check_id_is_documented() -> None:
@@ -88,3 +102,15 @@ def test_the_readme_links_only_to_absolute_addresses() -> None:
     targets = re.findall(r"\]\(([^)]*)\)", read("README.md"))
     assert targets
     assert [t for t in targets if not t.startswith("https://")] == []
+
+
+def test_the_changelog_opens_with_the_version_being_made() -> None:
+    """A .dev version is still "Unreleased"; a release has a heading of its own."""
+    heading = re.search(r"^## (\S+)", read("CHANGELOG.md"), re.M)
+    assert heading is not None
+    assert heading.group(1) == ("Unreleased" if ".dev" in __version__ else __version__)
+
+
+def test_the_readme_says_how_to_install_from_the_repository() -> None:
+    source = "git+https://github.com/django-whos-online/django-whos-online@main"
+    assert f'pip install "django-whos-online @ {source}"' in read("README.md")

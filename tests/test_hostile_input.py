@@ -9,7 +9,7 @@ from django.utils.html import escape
 from pytest_django.fixtures import Settings as SettingsWrapper
 from redis import Redis
 
-from whos_online import presence
+from tests import presence
 
 pytestmark = pytest.mark.django_db
 
@@ -103,7 +103,7 @@ def test_a_flood_of_distinct_guests_leaves_the_set_at_the_cap(
         presence.record_guest(f"2001:db8::{n:x}")
     assert redis_client.zcard(presence.key("guests")) == 100
     newest = redis_client.zrevrange(presence.key("guests"), 0, 0)
-    assert newest == [b"2001:db8::1f3"]
+    assert newest == [b"2001:db8::63"]  # the 100th: those online stay
 
 
 def test_a_flood_of_bot_names_leaves_the_bot_set_at_the_cap(
@@ -122,3 +122,25 @@ def test_room_tokens_from_clients_are_never_used_as_names(
     browser: Client, room: str
 ) -> None:
     assert browser.get("/whos-online/online.json", {"room": room}).status_code == 400
+
+
+def test_a_presence_key_of_another_type_never_breaks_the_widget(
+    redis_client: Redis,
+) -> None:
+    browser = Client()
+    browser.get("/")  # recorded, and guarded from here on
+    redis_client.set(presence.key("users"), "not a sorted set")
+    response = browser.get("/widget/")
+    assert response.status_code == 200
+    assert "cannot be shown right now" in response.content.decode()
+
+
+def test_a_login_while_the_guests_set_is_broken_still_logs_in(
+    redis_client: Redis, alice: User
+) -> None:
+    browser = Client()
+    browser.get("/")  # a guest first
+    redis_client.delete(presence.key("guests"))
+    redis_client.set(presence.key("guests"), "not a sorted set")
+    response = browser.post(f"/login/{alice.pk}/")
+    assert response.status_code == 200

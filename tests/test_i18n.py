@@ -19,7 +19,8 @@ from django.test import Client
 from django.utils import translation
 from pytest_django.fixtures import Settings as SettingsWrapper
 
-from whos_online import presence
+from tests import presence
+from tests.conftest import Clock
 
 pytestmark = pytest.mark.django_db
 
@@ -202,10 +203,12 @@ def test_counts_take_each_languages_plural_forms(
 
 @pytest.mark.parametrize("language", LANGUAGES)
 def test_an_estimated_count_says_about_in_each_language(
-    language: str, settings: SettingsWrapper
+    language: str, settings: SettingsWrapper, clock: Clock
 ) -> None:
     settings.WHOS_ONLINE_MAX_MEMBERS = 2
     guests(3)
+    clock.advance(60)  # the next minute's first record counts the minute
+    presence.record_guest("192.0.2.1")
     text = render("{% whos_online %} {% online_count %}", language=language)
     for sentence in ABOUT_THREE_GUESTS[language]:
         assert sentence in text

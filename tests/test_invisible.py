@@ -14,9 +14,10 @@ from pytest_django import DjangoAssertNumQueries
 from pytest_django.fixtures import Settings as SettingsWrapper
 from redis import Redis
 
+from tests import presence
 from tests.conftest import Clock
 from tests.test_signals import Heard
-from whos_online import api, presence
+from whos_online import api
 from whos_online.models import Visibility
 from whos_online.signals import user_came_online
 

@@ -10,8 +10,9 @@ from django.test import Client
 from pytest_django.fixtures import Settings as SettingsWrapper
 from redis import Redis
 
+from tests import presence
 from tests.conftest import Clock, CommandCounter
-from whos_online import api, presence
+from whos_online import api
 
 pytestmark = pytest.mark.django_db
 

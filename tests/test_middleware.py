@@ -16,10 +16,11 @@ from django.utils.functional import SimpleLazyObject
 from pytest_django.fixtures import Settings as SettingsWrapper
 from redis import Redis
 
+from tests import presence
 from tests.conftest import Clock, CommandCounter
-from whos_online import guard, presence
-from whos_online.conf import get_config
+from whos_online import guard
 from whos_online.middleware import WhosOnlineMiddleware
+from whos_online.store import get_store
 
 pytestmark = pytest.mark.django_db
 
@@ -344,24 +345,26 @@ def test_with_is_hidden_set_an_expired_guard_does_not_decide_who_is_hidden(
 
 def test_a_users_guard_keeps_the_mark_of_their_location() -> None:
     presence.sync_clock()
-    config = get_config()
+    store = get_store()
     response = HttpResponse()
     where = guard.mark("Reading the forum\t/forum/")
     guard.issue(
-        config,
+        store.config,
         response,
         session_key="the-session-key",
         guest_address=None,
         where=where,
-        server_now=config.state.clock.now(),
-        generation=config.state.clock.label(),
+        server_now=store.state.clock.now(),
+        generation=store.state.clock.label(),
         secure=False,
     )
     raw = response.cookies[GUARD].value
-    issued = guard.read(config, raw, "the-session-key", lambda: "")
+    issued = guard.read(
+        store.config, store.state.guards, raw, "the-session-key", lambda: ""
+    )
     assert issued is not None
     assert issued.where == where
-    assert issued.holds(config.state.clock)
+    assert issued.holds(store.state.clock)
 
 
 @pytest.mark.parametrize(

@@ -21,6 +21,7 @@ import pytest
 from django.test import Client
 from pytest_django.fixtures import Settings as SettingsWrapper
 
+from tests import presence
 from tests.redis_servers import (
     RedisServer,
     cache_for,
@@ -28,9 +29,7 @@ from tests.redis_servers import (
     on_redis_server,
     redis_server,
 )
-from whos_online import presence
-from whos_online.conf import get_config
-from whos_online.presence import Kind
+from whos_online.store import Kind, get_store
 
 __all__ = ["on_redis_server", "redis_server"]  # fixtures, used by name
 
@@ -79,7 +78,7 @@ def visit(n: int, phase: Phase) -> None:
 
 
 def is_recorded(n: int) -> bool:
-    return get_config().client.zscore(presence.key("guests"), address(n)) is not None
+    return get_store().client.zscore(presence.key("guests"), address(n)) is not None
 
 
 @pytest.fixture
@@ -185,7 +184,7 @@ def test_a_redis_that_never_answers_costs_one_bounded_wait_then_none(
 ) -> None:
     first, later = Phase("first request"), Phase("next 20 requests")
     visit(1, first)
-    assert get_config().state.breaker.is_open
+    assert get_store().state.breaker.is_open
     for n in range(2, 22):
         visit(n, later)
 
@@ -220,7 +219,7 @@ def test_browsing_users_are_listed_again_soon_after_redis_loses_its_data(
         browsers.append(browser)
 
     def listed() -> int:
-        return int(get_config().client.zcard(presence.key("users")) or 0)
+        return int(get_store().client.zcard(presence.key("users")) or 0)
 
     assert listed() == 6
     on_redis_server.stop()

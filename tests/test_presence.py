@@ -9,8 +9,10 @@ from pytest_django.fixtures import Settings as SettingsWrapper
 from redis import Redis
 from redis.exceptions import NoScriptError
 
-from tests.conftest import CommandCounter
-from whos_online import presence
+import whos_online.store.prune
+import whos_online.store.reads
+from tests import presence
+from tests.conftest import Clock, CommandCounter
 
 
 def test_recording_a_user_stores_the_primary_key_scored_by_server_time(
@@ -73,17 +75,41 @@ def test_recording_is_one_round_trip(redis_commands: CommandCounter) -> None:
     assert redis_commands.commands == ["EVALSHA"]
 
 
-def test_the_set_is_capped_by_trimming_the_oldest_members(
+def test_newcomers_to_a_full_set_never_push_out_those_online(
     redis_client: Redis, settings: SettingsWrapper
 ) -> None:
     settings.WHOS_ONLINE_MAX_MEMBERS = 3
     for n in range(1, 6):
         presence.record_guest(f"192.0.2.{n}")
     assert redis_client.zrange(presence.key("guests"), 0, -1) == [
+        b"192.0.2.1",
+        b"192.0.2.2",
         b"192.0.2.3",
-        b"192.0.2.4",
-        b"192.0.2.5",
     ]
+
+
+def test_a_newcomer_to_a_full_set_takes_the_place_of_one_who_left(
+    redis_client: Redis,
+    settings: SettingsWrapper,
+    seen_ago: Callable[[str, str, float], None],
+) -> None:
+    settings.WHOS_ONLINE_MAX_MEMBERS = 2
+    seen_ago("guests", "192.0.2.1", 1000)
+    presence.record_guest("192.0.2.2")
+    presence.record_guest("192.0.2.3")
+    assert redis_client.zrange(presence.key("guests"), 0, -1) == [
+        b"192.0.2.2",
+        b"192.0.2.3",
+    ]
+
+
+def test_those_online_in_a_full_set_are_still_recorded(
+    settings: SettingsWrapper,
+) -> None:
+    settings.WHOS_ONLINE_MAX_MEMBERS = 1
+    first = presence.record_guest("192.0.2.1")
+    presence.record_guest("192.0.2.2")
+    assert presence.record_guest("192.0.2.1") > first
 
 
 def test_snapshot_lists_users_most_recently_seen_first() -> None:
@@ -133,7 +159,7 @@ def test_the_window_follows_the_setting(
 @pytest.mark.usefixtures("warm_scripts")
 def test_snapshot_is_one_round_trip(redis_commands: CommandCounter) -> None:
     presence.snapshot(limit=10)
-    assert redis_commands.commands == ["EVALSHA"]
+    assert redis_commands.round_trips == 1
 
 
 def test_last_seen_is_the_score_of_the_user() -> None:
@@ -145,26 +171,28 @@ def test_last_seen_of_an_unknown_user_is_none() -> None:
     assert presence.last_seen(404) is None
 
 
-def test_the_most_ever_online_is_raised_by_recording() -> None:
+def test_the_most_ever_online_counts_everyone_online_now() -> None:
     presence.record_user(1)
     presence.record_guest("192.0.2.1")
     last = presence.record_guest("192.0.2.2")
     record = presence.most_ever_online()
     assert record is not None
     assert record[0] == 3
-    assert record[1] == pytest.approx(last)
+    assert record[1] == last // 60 * 60  # the minute it was reached in
 
 
-def test_the_most_ever_online_never_goes_down(
-    seen_ago: Callable[[str, str, float], None],
+def test_the_most_ever_online_is_kept_by_the_next_minutes_first_record(
+    clock: Clock, seen_ago: Callable[[str, str, float], None]
 ) -> None:
     presence.record_user(1)
     presence.record_user(2)
-    seen_ago("users", "1", 1000)
-    seen_ago("users", "2", 1000)
-    presence.record_user(3)
+    clock.advance(60)
+    presence.record_user(3)  # the minute's first record keeps "3 online"
+    for pk in ("1", "2", "3"):
+        seen_ago("users", pk, 1000)
+    presence.record_user(4)
     record = presence.most_ever_online()
-    assert record is not None and record[0] == 2
+    assert record is not None and record[0] == 3
 
 
 def test_a_member_returning_after_the_window_counts_towards_the_record(
@@ -209,7 +237,7 @@ def test_prune_dry_run_counts_without_removing(
 
 @pytest.fixture
 def small_batches(monkeypatch: pytest.MonkeyPatch) -> int:
-    monkeypatch.setattr(presence, "PRUNE_BATCH", 3)
+    monkeypatch.setattr(whos_online.store.prune, "PRUNE_BATCH", 3)
     return 3
 
 
@@ -224,7 +252,7 @@ def guests_seen(
 
 def guest_scripts(redis_commands: CommandCounter) -> int:
     """EVALSHAs beyond the one each other set costs."""
-    return redis_commands.commands.count("EVALSHA") - 4
+    return redis_commands.commands.count("EVALSHA") - 3
 
 
 @pytest.mark.usefixtures("small_batches")
@@ -352,17 +380,24 @@ def test_hidden_users_count_towards_the_record() -> None:
     assert record is not None and record[0] == 2
 
 
-def test_resetting_the_record_forgets_it() -> None:
+def test_resetting_the_record_forgets_it(
+    seen_ago: Callable[[str, str, float], None],
+) -> None:
     presence.record_user(1)
+    seen_ago("users", "1", 1000)
     assert presence.reset_most_ever_online() is True
     assert presence.most_ever_online() is None
     assert presence.reset_most_ever_online() is False
 
 
-def test_history_holds_the_most_online_in_the_current_minute() -> None:
+def test_history_holds_the_number_online_at_each_minutes_first_record(
+    clock: Clock,
+) -> None:
     presence.record_user(1)
-    now = presence.record_guest("192.0.2.1")
-    assert presence.history().minutes == [(int(now) // 60 * 60, 2)]
+    presence.record_guest("192.0.2.1")
+    clock.advance(60)
+    now = presence.record_guest("192.0.2.2")
+    assert presence.history().minutes[-1] == (int(now) // 60 * 60, 3)
 
 
 def test_history_samples_a_minute_in_which_members_were_only_renewed(
@@ -417,7 +452,7 @@ def test_last_seen_many_reads_every_user_in_one_round_trip(
 def test_last_seen_many_reads_in_batches_in_one_round_trip(
     monkeypatch: pytest.MonkeyPatch, redis_commands: CommandCounter
 ) -> None:
-    monkeypatch.setattr(presence, "LAST_SEEN_BATCH", 2)
+    monkeypatch.setattr(whos_online.store.reads, "BATCH", 2)
     for pk in range(5):
         presence.record_user(pk)
     redis_commands.commands.clear()

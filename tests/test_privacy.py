@@ -10,8 +10,8 @@ from django.test import Client
 from pytest_django.fixtures import Settings as SettingsWrapper
 from redis import Redis
 
+from tests import presence
 from tests.conftest import Clock
-from whos_online import presence
 from whos_online.addresses import truncate
 from whos_online.conf import get_config
 
@@ -125,7 +125,13 @@ def test_processes_agree_on_a_guests_hash_whatever_redis_lost(
 
 
 @pytest.mark.usefixtures("hashed")
-def test_processes_agree_on_a_guests_hash_at_once(redis_client: Redis) -> None:
+def test_nothing_kept_in_redis_can_undo_the_hash(redis_client: Redis) -> None:
+    visit("203.0.113.7")
+    assert redis_client.exists(presence.key("salt")) == 0
+
+
+@pytest.mark.usefixtures("hashed")
+def test_processes_hash_alike_at_once(redis_client: Redis) -> None:
     visit("203.0.113.7")
     another_process()
     visit("203.0.113.7")

@@ -10,7 +10,7 @@ from django.core.management import CommandError, call_command
 from pytest_django.fixtures import Settings as SettingsWrapper
 from redis import Redis
 
-from whos_online import presence
+from tests import presence
 
 
 def prune(*args: str) -> str:

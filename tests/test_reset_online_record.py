@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from io import StringIO
 
 import pytest
 from django.core.management import CommandError, call_command
 
-from whos_online import presence
+from tests import presence
 
 
 def reset(*args: str) -> str:
@@ -16,8 +17,9 @@ def reset(*args: str) -> str:
     return out.getvalue()
 
 
-def test_it_forgets_the_record() -> None:
+def test_it_forgets_the_record(seen_ago: Callable[[str, str, float], None]) -> None:
     presence.record_user(1)
+    seen_ago("users", "1", 1000)
     assert reset() == "The record was reset.\n"
     assert presence.most_ever_online() is None
 

@@ -9,7 +9,7 @@ from django.contrib.auth.models import AnonymousUser, User
 from django.test import Client
 from redis import Redis
 
-from whos_online import presence
+from tests import presence
 from whos_online.rooms import room_from_token, room_token
 
 pytestmark = pytest.mark.django_db

@@ -8,7 +8,7 @@ import pytest
 from django.contrib.auth.models import User
 from pytest_django.fixtures import Settings as SettingsWrapper
 
-from whos_online import presence
+from tests import presence
 from whos_online.roster import online_roster, presence_of, status_for
 
 pytestmark = pytest.mark.django_db

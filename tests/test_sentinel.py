@@ -14,6 +14,7 @@ import pytest
 from pytest_django.fixtures import Settings as SettingsWrapper
 from redis.sentinel import SentinelConnectionPool
 
+from tests import presence
 from tests.redis_servers import (
     TIMEOUTS,
     SentinelSetup,
@@ -21,9 +22,8 @@ from tests.redis_servers import (
     redis_sentinel,
     wait_until,
 )
-from whos_online import presence
-from whos_online.conf import get_config
 from whos_online.failsafe import quietly
+from whos_online.store import get_store
 
 pytestmark = real_redis
 
@@ -53,17 +53,18 @@ def through_sentinel(
     settings.CACHES = {**settings.CACHES, "sentinel": sentinel_cache(redis_sentinel)}
     settings.WHOS_ONLINE_CACHE_ALIAS = "sentinel"
     settings.WHOS_ONLINE_FAILURE_BACKOFF = 0
+    presence.load_invisible([])  # as on a running site: nobody chose to hide
     return redis_sentinel
 
 
 def test_the_client_asks_sentinel_for_the_master() -> None:
-    pool = get_config().client.connection_pool
+    pool = get_store().client.connection_pool
     assert isinstance(pool, SentinelConnectionPool)
     assert pool.is_master
 
 
 def test_the_client_keeps_the_caches_timeouts() -> None:
-    kwargs = get_config().client.connection_pool.connection_kwargs
+    kwargs = get_store().client.connection_pool.connection_kwargs
     assert (kwargs["socket_timeout"], kwargs["socket_connect_timeout"]) == (0.25, 0.25)
 
 
@@ -93,7 +94,7 @@ def test_recording_resumes_after_sentinel_promotes_the_replica(
     assert old_master == setup.master.port, "run before any other failover"
     # Replication is async: wait until the replica has it, in waits shorter
     # than the client's 0.25 s read timeout so a loaded machine cannot trip it.
-    wait_until(lambda: get_config().client.wait(1, 100) >= 1, "replication", 10)
+    wait_until(lambda: get_store().client.wait(1, 100) >= 1, "replication", 10)
 
     setup.master.stop()
     waited = wait_until(

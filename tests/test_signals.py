@@ -13,8 +13,8 @@ from django.core.management import call_command
 from django.dispatch import Signal
 from django.test import Client
 
+from tests import presence
 from tests.conftest import Clock
-from whos_online import presence
 from whos_online.signals import user_came_online, user_went_offline
 
 SeenAgo = Callable[[str, str, float], None]

@@ -17,9 +17,10 @@ from django.test.utils import CaptureQueriesContext
 from django.utils.timezone import localtime
 from pytest_django import DjangoAssertNumQueries
 
-from tests.conftest import CommandCounter
-from whos_online import presence
+from tests import presence
+from tests.conftest import Clock, CommandCounter
 from whos_online.admin import OnlineNowAdmin
+from whos_online.conf import get_config
 from whos_online.models import OnlineNow
 from whos_online.staff import BOTTOM, LEFT, RIGHT, TOP, history_chart, staff_overview
 
@@ -232,8 +233,9 @@ def test_the_overview_costs_three_redis_round_trips(
     presence.record_user(alice.pk)
     staff_overview()  # loads the scripts
     redis_commands.commands.clear()
+    redis_commands.round_trips = 0
     staff_overview()
-    assert redis_commands.commands == ["EVALSHA", "EVALSHA", "EVALSHA"]
+    assert redis_commands.round_trips == 3
 
 
 def test_the_overview_lists_at_most_limit_of_each_kind_and_counts_the_rest() -> None:
@@ -247,20 +249,31 @@ def test_the_overview_lists_at_most_limit_of_each_kind_and_counts_the_rest() -> 
     assert overview.unlisted_bots == 1
 
 
-def test_history_after_a_record_has_a_point_with_the_count(alice: User) -> None:
+def test_history_after_a_record_has_a_point_with_the_count(
+    alice: User, clock: Clock
+) -> None:
     presence.record_user(alice.pk)
+    presence.record_guest("192.0.2.1")
+    clock.advance(60)
     presence.record_guest("192.0.2.1")
     history = presence.history().minutes
     assert history[-1][1] == 2
     assert all(start % 60 == 0 for start, _ in history)
 
 
-def test_the_page_draws_the_recorded_minutes(staff_client: Client, alice: User) -> None:
+def test_the_page_draws_the_recorded_minutes(
+    staff_client: Client, alice: User, clock: Clock
+) -> None:
     presence.record_user(alice.pk)
+    clock.advance(60)
+    presence.record_guest("192.0.2.1")  # the minute's first record: two online
     path = re.search(r'class="whos-online-line" d="([^"]*)"', page(staff_client))
     assert path is not None
-    two_of_four = (TOP + BOTTOM) / 2  # alice and the staff member reading
-    assert [(move, y) for move, _, y in points(path[1])] == [("M", two_of_four)]
+    half = (TOP + BOTTOM) / 2
+    assert [(move, y) for move, _, y in points(path[1])] == [
+        ("M", BOTTOM - (BOTTOM - TOP) / 4),  # alice alone, of four at most
+        ("L", half),
+    ]
 
 
 def test_the_chart_has_one_point_per_sampled_minute() -> None:
@@ -314,3 +327,12 @@ def test_the_migrations_are_up_to_date() -> None:
     call_command(
         "makemigrations", "whos_online", "--check", "--dry-run", stdout=StringIO()
     )
+
+
+def test_a_count_is_held_no_longer_than_a_guard_period(
+    alice: User, clock: Clock
+) -> None:
+    presence.record_user(alice.pk)
+    clock.advance(10 * 60)
+    guard_minutes = get_config().guard_seconds // 60
+    assert len(presence.history().minutes) == 1 + guard_minutes

@@ -8,8 +8,8 @@ from django.test import Client
 from pytest_django.fixtures import Settings as SettingsWrapper
 from redis import Redis
 
+from tests import presence
 from tests.conftest import Clock
-from whos_online import presence
 from whos_online.rooms import room_token
 
 pytestmark = pytest.mark.django_db

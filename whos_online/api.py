@@ -23,9 +23,8 @@ from collections.abc import Iterable
 from datetime import datetime
 from typing import Any
 
-from whos_online import presence, visibility
+from whos_online import visibility
 from whos_online.failsafe import quietly
-from whos_online.presence import Counts
 from whos_online.roster import (
     OnlineUser,
     Status,
@@ -33,6 +32,7 @@ from whos_online.roster import (
     online_roster,
     presence_of,
 )
+from whos_online.store import Counts, get_store
 
 __all__ = [
     "Counts",
@@ -82,7 +82,7 @@ def online_users(limit: int | None = None, *, viewer: Any = None) -> list[Online
 def counts() -> Counts:
     """How many are online, by kind; ``.people`` leaves crawlers out. One
     round trip; all zero when Redis cannot be reached."""
-    return quietly(lambda: presence.snapshot(0).counts, Counts())
+    return quietly(lambda: get_store().snapshot(0).counts, Counts())
 
 
 def is_invisible(user: Any) -> bool:

@@ -3,12 +3,11 @@
 ``conf.WINDOW`` and its siblings read ``django.conf.settings`` at each use,
 so ``override_settings`` just works; nothing is written into settings.
 
-The request path cannot afford that (reading a setting that is not set costs
-about 2 µs), so :func:`get_config` builds one :class:`Config` holding every
-value derived from settings, and the per-process state that depends on them
-(the circuit breaker, verified guards, the server clock, the bot
-throttle). The one ``setting_changed`` receiver below drops it; anything
-added to :class:`Config` is dropped with it.
+The request path reads many of them on every request, so :func:`get_config`
+builds one frozen :class:`Config` of plain values derived from settings, and
+the one ``setting_changed`` receiver below drops it. Whatever is built from a
+``Config`` (the store, its client and the process's state) is built again
+when the ``Config`` it was made from is no longer the current one.
 """
 
 from __future__ import annotations
@@ -16,20 +15,14 @@ from __future__ import annotations
 import functools
 import hashlib
 import ipaddress
-import zlib
 from collections.abc import Callable
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass
+from typing import Any
 
 from django.conf import settings
 from django.core.signals import setting_changed
 from django.dispatch import receiver
 from django.utils.module_loading import import_string
-
-if TYPE_CHECKING:
-    from redis import Redis
-
-    from whos_online.state import CircuitBreaker, State
 
 IPNetwork = ipaddress.IPv4Network | ipaddress.IPv6Network
 # More shards than a cluster has masters gains nothing; this bounds the keys.
@@ -172,42 +165,6 @@ conf = Settings()
 
 
 @dataclass(frozen=True)
-class Shard:
-    """One of the site's ``WHOS_ONLINE_SHARDS`` slices of presence data: the
-    sets, and what a record touches with them, for the members that hash to
-    it, all under one hash tag (so one script may touch them all)."""
-
-    index: int
-    tag: str
-
-    def key(self, name: str) -> str:
-        return f"{{{self.tag}}}:{name}"
-
-
-def shard_tags(prefix: str, count: int) -> tuple[str, ...]:
-    """The hash tags of ``count`` shards: the prefix alone for one; else, for
-    each ``1/count`` of the 16384 slots, the first ``"<prefix>-<n>"`` whose
-    slot falls in the middle half of it. A cluster whose masters own equal
-    runs of slots (as ``redis-cli --cluster create`` makes them) then gets
-    equal shares, however it rounds the edges of its runs."""
-    if count == 1:
-        return (prefix,)
-    from redis.crc import REDIS_CLUSTER_HASH_SLOTS as SLOTS
-    from redis.crc import key_slot
-
-    tags: dict[int, str] = {}
-    n = 0
-    while len(tags) < count:
-        slot = key_slot(f"{prefix}-{n}".encode())
-        share = slot * count // SLOTS
-        low, high = share * SLOTS // count, (share + 1) * SLOTS // count
-        if share not in tags and abs(2 * slot + 1 - low - high) <= (high - low) // 2:
-            tags[share] = f"{prefix}-{n}"
-        n += 1
-    return tuple(tags[share] for share in range(count))
-
-
-@dataclass(frozen=True)
 class Config:
     """Everything derived from settings, built once by :func:`get_config`."""
 
@@ -230,40 +187,16 @@ class Config:
     is_hidden: Callable[[Any], object] | None
     snapshot_max_age: float
     allow_invisible: bool
-    shards: tuple[Shard, ...]
-    state: State = field(compare=False)
-
-    @functools.cached_property
-    def client(self) -> Redis:
-        from whos_online.connection import build_client
-
-        return build_client()
-
-    def key(self, name: str) -> str:
-        """The Redis key ``name`` of the site as a whole (the record, the
-        daily peaks); with one shard, every key shares its tag."""
-        return f"{{{self.prefix}}}:{name}"
-
-    def breaker_of(self, member: str) -> CircuitBreaker:
-        """The circuit breaker of the shard ``member`` is kept in."""
-        return self.state.shard_breakers[self.shard_of(member).index]
-
-    def shard_of(self, member: str) -> Shard:
-        """The shard ``member`` is kept in: a stable hash, the same in every
-        process and release."""
-        shards = self.shards
-        if len(shards) == 1:
-            return shards[0]
-        return shards[zlib.crc32(member.encode()) % len(shards)]
+    shards: int
+    """How many shards presence is split into (``WHOS_ONLINE_SHARDS``)."""
+    failure_backoff: float
+    max_rooms: int
 
 
 @functools.cache
 def get_config() -> Config:
-    from whos_online.state import State
-
     at_browser_close = settings.SESSION_EXPIRE_AT_BROWSER_CLOSE
     hidden_path = conf.IS_HIDDEN
-    shard_count = min(max(int(conf.SHARDS), 1), MAX_SHARDS)
     return Config(
         prefix=conf.KEY_PREFIX,
         window=conf.WINDOW,
@@ -288,11 +221,9 @@ def get_config() -> Config:
         is_hidden=None if hidden_path is None else import_string(hidden_path),
         snapshot_max_age=conf.SNAPSHOT_MAX_AGE,
         allow_invisible=conf.ALLOW_INVISIBLE,
-        shards=tuple(
-            Shard(index, tag)
-            for index, tag in enumerate(shard_tags(conf.KEY_PREFIX, shard_count))
-        ),
-        state=State(failure_backoff=conf.FAILURE_BACKOFF, shards=shard_count),
+        shards=min(max(int(conf.SHARDS), 1), MAX_SHARDS),
+        failure_backoff=conf.FAILURE_BACKOFF,
+        max_rooms=conf.MAX_ROOMS,
     )
 
 

@@ -17,10 +17,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TypeVar
 
-from redis.exceptions import RedisError
+from redis.exceptions import RedisError, ResponseError
 
-from whos_online.conf import get_config
 from whos_online.state import CircuitBreaker
+from whos_online.store import get_store
 
 T = TypeVar("T")
 D = TypeVar("D")
@@ -30,12 +30,20 @@ def quietly(
     call: Callable[[], T], default: D, breaker: CircuitBreaker | None = None
 ) -> T | D:
     """``call()``, or ``default`` if Redis is known to be failing or fails now
-    (by ``breaker``: the site's unless given)."""
-    breaker = breaker or get_config().state.breaker
+    (by ``breaker``: the site's unless given). An error reply (a write
+    refused at ``maxmemory``, say) gives the default without opening the
+    breaker: Redis answers, and what does not write still works."""
+    state = get_store().state
+    breaker = breaker or state.breaker
     if breaker.is_open:
         return default
     try:
         result = call()
+    except ResponseError as exc:
+        state.refused.warning(
+            "reply", "Who's online got an error reply from Redis: %s", exc
+        )
+        return default
     except RedisError as exc:
         breaker.failed(exc)
         return default

@@ -32,7 +32,7 @@ from django.http import HttpResponseBase
 from django.utils.http import http_date
 
 from whos_online.conf import Config
-from whos_online.state import ServerClock
+from whos_online.state import BoundedMemo, ServerClock
 
 # Longer than any guard we write; a bigger cookie is not looked at.
 MAX_GUARD_LENGTH = 160
@@ -67,25 +67,26 @@ def mark(location: str) -> str:
 
 
 def read(
-    config: Config, raw: str, session_key: str, address: Callable[[], str]
+    config: Config,
+    memo: BoundedMemo[tuple[str, str, str], Any],
+    raw: str,
+    session_key: str,
+    address: Callable[[], str],
 ) -> Guard | None:
     """The guard ``raw`` if it was issued to this session (and, for a guest,
-    to the client ``address()``, asked only then)."""
-    address_bound = address() if raw.partition(".")[2][:2] == "g." else ""
-    return _read(config, raw, session_key, address_bound)
-
-
-def _read(config: Config, raw: str, session_key: str, address: str) -> Guard | None:
-    memo = config.state.guards
-    found = memo.get((raw, session_key, address), UNKNOWN)
+    to the client ``address()``, asked only then); ``memo`` remembers the
+    verdicts of this process."""
+    bound = address() if raw.partition(".")[2][:2] == "g." else ""
+    found = memo.get((raw, session_key, bound), UNKNOWN)
     if found is not UNKNOWN:
         return cast("Guard | None", found)
     verified = (
         None
         if len(raw) > MAX_GUARD_LENGTH
-        else _verify(config, raw, session_key, address)
+        else _verify(config, raw, session_key, bound)
     )
-    return memo.put((raw, session_key, address), verified)
+    memo.put((raw, session_key, bound), verified)
+    return verified
 
 
 def _verify(config: Config, raw: str, session_key: str, address: str) -> Guard | None:

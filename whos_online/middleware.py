@@ -10,9 +10,8 @@ from django.apps import apps
 from django.core.exceptions import ImproperlyConfigured
 from django.http import HttpRequest, HttpResponseBase
 
-from whos_online import presence
-from whos_online.conf import get_config
 from whos_online.failsafe import quietly
+from whos_online.store import get_store
 from whos_online.visitors import Seen, Visit, session_changed, visit_of
 
 
@@ -46,7 +45,7 @@ class WhosOnlineMiddleware:
     def __call__(self, request: HttpRequest) -> Any:
         if self.async_mode:
             return self.__acall__(request)
-        seen = Seen(request, get_config())
+        seen = Seen(request, get_store())
         visit = None if seen.spares else before_view(request, seen)
         response: HttpResponseBase = self.get_response(request)  # type: ignore[assignment]
         if (
@@ -58,7 +57,7 @@ class WhosOnlineMiddleware:
         return response
 
     async def __acall__(self, request: HttpRequest) -> HttpResponseBase:
-        seen = Seen(request, get_config())
+        seen = Seen(request, get_store())
         visit = None
         if not seen.spares:
             visit = await sync_to_async(before_view)(request, seen)
@@ -77,11 +76,11 @@ def before_view(request: HttpRequest, seen: Seen) -> Visit:
     if the guard may hold after all, else record the visitor."""
     visit = visit_of(request, seen)
     if visit.guard is not None:
-        state = visit.config.state
-        stale = state.clock.stale_shard(visit.guard.generation)
+        store = visit.store
+        stale = store.state.clock.stale_shard(visit.guard.generation)
         if stale is not None:  # the guard may hold after all
-            breaker = state.shard_breakers[stale]
-            quietly(lambda: presence.sync_clock(stale), None, breaker)
+            breaker = store.state.shard_breakers[stale]
+            quietly(lambda: store.sync_clock(stale), None, breaker)
     if not visit.is_guarded:
         quietly(visit.record, None)
     return visit

@@ -13,24 +13,23 @@ a guess of an address against a hash of any day.
 from __future__ import annotations
 
 import hashlib
-import hmac
 from collections.abc import Callable
 
 from whos_online.addresses import truncate
 
-DAY_SECONDS = 24 * 60 * 60
 
-
-def day_key(secret: str, day: int) -> bytes:
-    """The key of hashed addresses on ``day`` (days since the epoch, UTC),
-    derived from the site's ``secret``."""
-    message = f"whos_online.guest-addresses.{day}".encode()
-    return hmac.new(secret.encode(), message, hashlib.sha256).digest()
+def daily_key(secret: bytes, day: int) -> bytes:
+    """The key of hashed guest addresses on ``day`` (days since the epoch):
+    derived from the site's secret, so every process agrees at once and
+    nothing in Redis can undo the hash."""
+    return hashlib.blake2b(
+        day.to_bytes(4, "big"), key=secret, person=b"whos_online.gst", digest_size=32
+    ).digest()
 
 
 def stored_address(address: str, mode: str, key: Callable[[], bytes]) -> str:
-    """What is stored for a guest at ``address`` in ``mode``; ``key()`` gives
-    the key of the day, and is called only for ``"hashed"``."""
+    """What is stored for a guest at ``address`` in ``mode``; ``key()``
+    gives the key in force, and is called only for ``"hashed"``."""
     if mode == "truncated":
         return truncate(address)
     if mode == "hashed":

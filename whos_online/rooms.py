@@ -17,9 +17,9 @@ from asgiref.sync import iscoroutinefunction, sync_to_async
 from django.core import signing
 from django.http import HttpRequest, HttpResponseBase
 
-from whos_online import presence
-from whos_online.conf import conf, get_config
+from whos_online.conf import conf
 from whos_online.failsafe import quietly
+from whos_online.store import get_store, is_room_name
 from whos_online.visitors import visit_of
 
 View = TypeVar("View", bound=Callable[..., Any])
@@ -38,18 +38,19 @@ def record_in_room(request: HttpRequest, template: str, kwargs: dict[str, Any]) 
     if not refuse_bad_room(room):
         visitor = visit_of(request).visitor
         if visitor is not None:
+            store = get_store()
             quietly(
-                lambda: presence.record_in_room(room, visitor.kind, visitor.member),
+                lambda: store.record_in_room(room, visitor.kind, visitor.member),
                 None,
-                get_config().breaker_of(visitor.member),
+                store.breaker_of(visitor.member),
             )
 
 
 def refuse_bad_room(room: object) -> bool:
     """Whether ``room`` is not a room name, in which case it is logged."""
-    if presence.is_room_name(room):
+    if is_room_name(room):
         return False
-    get_config().state.refused.warning(
+    get_store().state.refused.warning(
         "room", "Who's online ignored an invalid room name %r.", str(room)[:120]
     )
     return True
@@ -112,7 +113,7 @@ def room_from_token(token: str, viewer: Any) -> str | None:
         )
     except (signing.BadSignature, TypeError, ValueError):
         return None
-    if viewer_id != _viewer_id(viewer) or not presence.is_room_name(room):
+    if viewer_id != _viewer_id(viewer) or not is_room_name(room):
         return None
     return str(room)
 

@@ -1,7 +1,7 @@
 """Presence as people see it: users as model instances, statuses, and who
 may see whom.
 
-A thin layer over :mod:`whos_online.presence` for the tags, the endpoints,
+A thin layer over :mod:`whos_online.store` for the tags, the endpoints,
 the staff page and :mod:`whos_online.api`. Hidden users are listed, and
 their status shown, only to active staff; guest addresses and bot names we
 did not choose never leave through the public roster.
@@ -19,11 +19,11 @@ from django.contrib.auth import get_user_model
 from django.core.exceptions import ValidationError
 from django.http import HttpRequest
 
-from whos_online import presence
 from whos_online.bots import is_known
-from whos_online.conf import conf, get_config
+from whos_online.conf import conf
 from whos_online.failsafe import quietly
 from whos_online.locations import Location, parse
+from whos_online.store import Counts, LastSeen, Snapshot, Today, get_store
 from whos_online.visitors import Visit, visit_of
 
 Status = Literal["online", "away", "offline"]
@@ -78,10 +78,10 @@ class Roster(Windowed):
     """Well-known crawlers only, by the names we keep."""
     other_bots: int = 0
     """Crawlers online that are not well known: counted, never named."""
-    counts: presence.Counts = field(default_factory=presence.Counts)
+    counts: Counts = field(default_factory=Counts)
     record: tuple[int, datetime] | None = None
     shows_hidden: bool = False
-    today: presence.Today = field(default_factory=presence.Today)
+    today: Today = field(default_factory=Today)
     """The site's figures for today (zero for a room)."""
     shows_names: bool = True
     """False when the site shows this viewer counts only
@@ -166,7 +166,7 @@ def online_roster(
 
 def snapshot_for(
     limit: int, room: str | None, shows_hidden: bool, request: HttpRequest | None
-) -> presence.Snapshot:
+) -> Snapshot:
     """A snapshot listing at least ``limit`` of each kind the viewer may see:
     the page's own if it took one, else this process's if younger than
     ``WHOS_ONLINE_SNAPSHOT_MAX_AGE`` (unless the visitor just arrived, who
@@ -183,23 +183,23 @@ def snapshot_for(
 
 def _shared_or_new(
     key: tuple[str | None, bool], limit: int, visit: Visit | None
-) -> tuple[int, presence.Snapshot]:
-    config = get_config()
+) -> tuple[int, Snapshot]:
+    store = get_store()
     arrived = visit is not None and visit.stamp is not None and visit.stamp.entered
-    shared = config.state.snapshots.get(key)
+    shared = store.state.snapshots.get(key)
     if (
         shared is not None
         and not arrived
         and shared[1] >= limit
-        and time.monotonic() - shared[0] < config.snapshot_max_age
+        and time.monotonic() - shared[0] < store.config.snapshot_max_age
     ):
         return shared[1], shared[2]
     room, shows_hidden = key
-    snapshot = presence.snapshot(
+    snapshot = store.snapshot(
         limit, room=room, hidden_limit=limit if shows_hidden else 0
     )
-    if config.snapshot_max_age > 0:
-        config.state.snapshots.put(key, (time.monotonic(), limit, snapshot))
+    if store.config.snapshot_max_age > 0:
+        store.state.snapshots.put(key, (time.monotonic(), limit, snapshot))
     return limit, snapshot
 
 
@@ -242,14 +242,14 @@ def presence_of(users: Iterable[Any], *, viewer: Any = None) -> list[UserPresenc
     """Status and last-seen time of each user, in one Redis round trip (per
     thousand users); ``offline`` for everyone if Redis cannot be read."""
     users = list(users)
-    found = quietly(lambda: presence.last_seen_many(u.pk for u in users), None)
+    found = quietly(lambda: get_store().last_seen_many(u.pk for u in users), None)
     if found is None:
         return [UserPresence(user, "offline", None) for user in users]
     shows_hidden = is_active_staff(viewer)
     return [_presence(user, found, shows_hidden) for user in users]
 
 
-def _presence(user: Any, found: presence.LastSeen, shows_hidden: bool) -> UserPresence:
+def _presence(user: Any, found: LastSeen, shows_hidden: bool) -> UserPresence:
     member = str(user.pk)
     seen = found.seen.get(member)
     if member in found.hidden and not shows_hidden:

@@ -23,9 +23,8 @@ from typing import Any
 from django.dispatch import Signal
 from django.http import HttpRequest
 
-from whos_online import presence
-from whos_online.conf import get_config
 from whos_online.failsafe import quietly
+from whos_online.store import Pruned, Store, get_store
 
 logger = logging.getLogger("whos_online")
 
@@ -35,7 +34,7 @@ user_went_offline = Signal()
 
 def announce(signal: Signal, **payload: Any) -> None:
     """Send ``signal``; a receiver's exception is logged, not raised."""
-    for receiver, result in signal.send_robust(sender=presence, **payload):
+    for receiver, result in signal.send_robust(sender=Store, **payload):
         if isinstance(result, Exception):
             logger.error(
                 "A receiver of a who's-online signal failed: %r",
@@ -44,7 +43,7 @@ def announce(signal: Signal, **payload: Any) -> None:
             )
 
 
-def announce_pruned(pruned: presence.Pruned) -> None:
+def announce_pruned(pruned: Pruned) -> None:
     for pk in pruned.users_left:
         announce(user_went_offline, user_pk=pk, hidden=False, reason="timeout")
     for pk in pruned.hidden_left:
@@ -60,9 +59,10 @@ def user_logged_out(
         return
     session = getattr(request, "session", None)
     session_key = getattr(session, "session_key", None) or ""
-    device = presence.device_of(session_key) if session_key else ""
+    store = get_store()
+    device = store.device_of(session_key) if session_key else ""
     pk = str(user.pk)
-    breaker = get_config().breaker_of(pk)
-    left = quietly(lambda: presence.log_out(pk, device), None, breaker)
+    breaker = store.breaker_of(pk)
+    left = quietly(lambda: store.log_out(pk, device), None, breaker)
     if left is not None and left.removed:
         announce(user_went_offline, user_pk=pk, hidden=left.hidden, reason="logout")

@@ -1,7 +1,7 @@
 """What the staff page shows: everyone online, guest addresses included, and
 how many were online each minute of the past day.
 
-A thin layer over :mod:`whos_online.presence` for :mod:`whos_online.admin`;
+A thin layer over :mod:`whos_online.store` for :mod:`whos_online.admin`;
 nothing here renders HTML. The chart's geometry is computed here as plain
 numbers and one SVG path string, and the template draws it.
 """
@@ -17,9 +17,17 @@ from django.contrib.admin.utils import quote
 from django.contrib.auth import get_user_model
 from django.urls import reverse
 
-from whos_online import presence, roster
+from whos_online import roster
 from whos_online.conf import conf
 from whos_online.failsafe import quietly
+from whos_online.store import (
+    HISTORY_MINUTES,
+    Counts,
+    History,
+    Snapshot,
+    Today,
+    get_store,
+)
 
 if TYPE_CHECKING:
     from django.contrib.admin import AdminSite
@@ -27,7 +35,7 @@ if TYPE_CHECKING:
 # The chart's viewBox: the past 24 hours run from LEFT to RIGHT, half a unit
 # a minute, and the counts from 0 at BOTTOM to the most at TOP.
 WIDTH, HEIGHT = 800, 180
-LEFT, RIGHT = 48, 48 + presence.HISTORY_MINUTES // 2
+LEFT, RIGHT = 48, 48 + HISTORY_MINUTES // 2
 TOP, BOTTOM = 10, 150
 # The y axis runs to at least this, so a quiet site's chart is not all
 # at the top.
@@ -76,11 +84,11 @@ class StaffOverview(roster.Windowed):
     bots: list[roster.Seen] = field(default_factory=list)
     rooms: list[str] = field(default_factory=list)
     room_count: int = 0
-    counts: presence.Counts = field(default_factory=presence.Counts)
+    counts: Counts = field(default_factory=Counts)
     record: tuple[int, datetime] | None = None
     chart: Chart | None = None
     days: DailyChart | None = None
-    today: presence.Today = field(default_factory=presence.Today)
+    today: Today = field(default_factory=Today)
 
     @property
     def unlisted_users(self) -> int:
@@ -132,17 +140,18 @@ def staff_overview(
 
 def _read(
     limit: int,
-) -> tuple[presence.History, presence.Snapshot, list[str]]:
+) -> tuple[History, Snapshot, list[str]]:
     # The history first: the snapshot's clock is then never behind it.
-    history = presence.history()
-    snapshot = presence.snapshot(
+    store = get_store()
+    history = store.history()
+    snapshot = store.snapshot(
         limit, hidden_limit=limit, guest_limit=limit, bot_limit=limit
     )
-    return history, snapshot, presence.rooms()
+    return history, snapshot, store.rooms()
 
 
 def _staff_users(
-    snapshot: presence.Snapshot, admin_site: AdminSite | None
+    snapshot: Snapshot, admin_site: AdminSite | None
 ) -> list[roster.OnlineUser]:
     online = roster.users_in_order(snapshot.users, snapshot.hidden, snapshot.where)
     model = get_user_model()
@@ -156,10 +165,10 @@ def _staff_users(
 
 def history_chart(points: Sequence[tuple[int, int]], now: float) -> Chart:
     """The chart of ``points``, ``(minute start, most online)`` as
-    :func:`presence.history` gives them, over the 24 hours ending at ``now``
+    :meth:`Store.history` gives them, over the 24 hours ending at ``now``
     (seconds since the epoch); points outside those hours are left out."""
     last = int(now) // 60
-    first = last - presence.HISTORY_MINUTES + 1
+    first = last - HISTORY_MINUTES + 1
     counts = {
         start // 60 - first: count
         for start, count in points

@@ -1,8 +1,9 @@
 """What each process learns while it runs, kept in one :class:`State`.
 
-A :class:`~whos_online.conf.Config` owns one, so a setting change starts
-every piece of it afresh. Nothing here talks to Redis: the callers do, and
-tell the state what they learnt.
+The store owns one, built with it from a :class:`~whos_online.conf.Config`,
+so a setting change starts every piece of it afresh. Nothing here talks to
+Redis or imports anything of the app: the callers do, and tell the state what
+they learnt.
 """
 
 from __future__ import annotations
@@ -11,11 +12,7 @@ import logging
 import threading
 import time
 from collections.abc import Hashable
-from typing import TYPE_CHECKING, TypeVar
-
-if TYPE_CHECKING:
-    from whos_online.guard import Guard
-    from whos_online.presence import Snapshot
+from typing import Any, TypeVar
 
 logger = logging.getLogger("whos_online")
 
@@ -224,13 +221,14 @@ class State:
         """With shards: opened by a failure of the site's own keys (the
         record, the daily peaks), which snapshots then do without."""
         self.clock = ServerClock(shards)
-        self.guards: BoundedMemo[tuple[str, str, str], Guard | None] = BoundedMemo(4096)
+        # (cookie, session key, binding) -> the verified guard or None.
+        self.guards: BoundedMemo[tuple[str, str, str], Any] = BoundedMemo(4096)
         # (URLconf, language, path, path_info) -> the location of a page view.
         self.locations: BoundedMemo[tuple[str, str, str, str], str] = BoundedMemo(4096)
         self.bots = Throttle()
         self.refused = RateLimitedLog()
         # (room, with hidden users) -> (taken at, names asked, snapshot), for
         # WHOS_ONLINE_SNAPSHOT_MAX_AGE; bounded like the guards.
-        self.snapshots: BoundedMemo[
-            tuple[str | None, bool], tuple[float, int, Snapshot]
-        ] = BoundedMemo(1024)
+        self.snapshots: BoundedMemo[tuple[str | None, bool], tuple[float, int, Any]] = (
+            BoundedMemo(1024)
+        )

@@ -32,12 +32,12 @@ from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.csrf import csrf_exempt, csrf_protect
 from django.views.decorators.http import require_GET, require_POST
 
-from whos_online import presence, visibility
+from whos_online import visibility
 from whos_online.conf import conf
 from whos_online.failsafe import quietly
 from whos_online.rooms import record_in_room, room_from_token
 from whos_online.roster import Roster, online_roster
-from whos_online.visitors import is_hidden, visit_of
+from whos_online.visitors import visit_of
 
 # JSON that is safe inside a <script> element of an HTML page.
 HTML_SAFE_JSON = str.maketrans({"<": "\\u003c", ">": "\\u003e", "&": "\\u0026"})
@@ -104,10 +104,8 @@ def heartbeat(request: HttpRequest) -> HttpResponseBase:
         return HttpResponse(status=204)  # the middleware recorded them just now
     least = conf.HEARTBEAT_SECONDS / 2
     failed = object()
-    kind: presence.Kind = "hidden" if is_hidden(user) else "users"
-    recorded = quietly(
-        lambda: presence.record(kind, str(user.pk), least_interval=least), failed
-    )
+    visit = visit_of(request)
+    recorded = quietly(lambda: visit.heartbeat(least), failed)
     if recorded is failed:
         return json_response({"recorded": False}, status=503)
     if recorded is None:

@@ -18,9 +18,8 @@ from typing import Any
 
 from django.db import DatabaseError, transaction
 
-from whos_online import presence
-from whos_online.conf import get_config
 from whos_online.failsafe import quietly
+from whos_online.store import get_store
 
 # The models are imported where they are used: the middleware imports this
 # module, and must be importable when the app is not installed, to say so.
@@ -59,9 +58,10 @@ def set_invisible(user: Any, invisible: bool) -> bool:
 
 
 def _apply(pk: str, invisible: bool) -> None:
-    if not presence.set_invisible(pk, invisible):
+    store = get_store()
+    if not store.set_invisible(pk, invisible):
         load_mirror()
-        presence.set_invisible(pk, invisible)
+        store.set_invisible(pk, invisible)
 
 
 def load_mirror() -> bool:
@@ -79,12 +79,12 @@ def load_mirror() -> bool:
     except DatabaseError as exc:
         _unreadable(exc)
         return False
-    presence.load_invisible(chosen)
+    get_store().load_invisible(chosen)
     return True
 
 
 def _unreadable(exc: DatabaseError) -> None:
-    get_config().state.refused.warning(
+    get_store().state.refused.warning(
         "visibility",
         "Who's online cannot read users' choices to appear offline (%s: %s), "
         "so it lists nobody as visible on their say-so. Has `manage.py "

@@ -15,16 +15,15 @@ import functools
 from dataclasses import dataclass, replace
 from typing import Any
 
-from django.conf import settings
 from django.http import HttpRequest, HttpResponseBase
 
-from whos_online import guard, locations, presence, signals, visibility
+from whos_online import guard, locations, signals, visibility
 from whos_online.addresses import client_address
 from whos_online.bots import bot_name
-from whos_online.conf import Config, get_config
+from whos_online.conf import Config
 from whos_online.failsafe import quietly
-from whos_online.presence import Kind, Snapshot, Stamp
-from whos_online.privacy import day_key, stored_address
+from whos_online.privacy import daily_key, stored_address
+from whos_online.store import Kind, Sighting, Snapshot, Stamp, Store, get_store
 
 # The attribute a request's Visit is kept in, once one is made.
 REQUEST_ATTRIBUTE = "whos_online_visit"
@@ -46,7 +45,8 @@ class Seen:
 
     __slots__ = ("guard", "location", "moved", "session_key", "spares")
 
-    def __init__(self, request: HttpRequest, config: Config) -> None:
+    def __init__(self, request: HttpRequest, store: Store) -> None:
+        config = store.config
         cookies = request.COOKIES
         # Reading ``modified`` loads nothing; only a session this request
         # changed (a login, a logout) is asked for its key.
@@ -61,18 +61,17 @@ class Seen:
         if not raw:
             self.guard, self.spares = None, False
             return
+        state = store.state
         self.guard = found = guard.read(
-            config, raw, session_key, lambda: binding(request, config)
+            config, state.guards, raw, session_key, lambda: binding(request, config)
         )
         if found is None:
             self.spares = False
             return
         if not found.is_guests and request.method == "GET":
-            self.location = where = locations.location_of(
-                request, config.state.locations
-            )
+            self.location = where = locations.location_of(request, state.locations)
             self.moved = bool(where) and mark_of(where) != found.where
-        self.spares = not self.moved and config.state.clock.vouches(
+        self.spares = not self.moved and state.clock.vouches(
             found.generation, found.expires
         )
 
@@ -145,12 +144,13 @@ class Visit:
     def __init__(
         self,
         request: HttpRequest,
-        config: Config | None = None,
+        store: Store | None = None,
         seen: Seen | None = None,
     ) -> None:
         self.request = request
-        self.config = config = config or get_config()
-        seen = seen or Seen(request, config)
+        self.store = store = store or get_store()
+        self.config = store.config
+        seen = seen or Seen(request, store)
         self.session_key, self.guard = seen.session_key, seen.guard
         self.location, self.moved = seen.location, seen.moved
         self.where = "" if seen.guard is None else seen.guard.where
@@ -170,9 +170,7 @@ class Visit:
         asked since the cookies were read)."""
         found = self.guard
         return (
-            found is not None
-            and not self.moved
-            and found.holds(self.config.state.clock)
+            found is not None and not self.moved and found.holds(self.store.state.clock)
         )
 
     @functools.cached_property
@@ -213,7 +211,7 @@ class Visit:
         return stored_address(
             address,
             config.guest_addresses,
-            lambda: day_key(settings.SECRET_KEY, presence.today(config)),
+            lambda: daily_key(config.guard_key, self.store.today()),
         )
 
     def record(self) -> None:
@@ -222,7 +220,7 @@ class Visit:
         visitor = self.visitor
         if visitor is None:
             return
-        if not visitor.is_person and not self.config.state.bots.allows(
+        if not visitor.is_person and not self.store.state.bots.allows(
             visitor.member, self.config.guard_seconds
         ):
             return
@@ -236,51 +234,82 @@ class Visit:
             was_guest = before.kind == "guests"
         else:
             was_guest = self.guard is not None and self.guard.is_guests
-        self.session_key = Seen(self.request, self.config).session_key
+        self.session_key = Seen(self.request, self.store).session_key
         self.where = ""  # a new identity: where it is stored is not known
         self._visitor = after = self._resolve()
         self.stamp = self.recorded = None
         if after is None or not after.is_person:
             return
-        previous = ""
+        left_guest = ""
         if was_guest and after.kind != "guests" and self.address is not None:
-            previous = before.member if before else self.guest_member(self.address)
-        self._record_as(after, previous_guest=previous)
+            left_guest = before.member if before else self.guest_member(self.address)
+        self._record_as(after, left_guest=left_guest)
 
-    def _record_as(self, visitor: Visitor, previous_guest: str = "") -> None:
-        """One round trip; a second, and a query, only when Redis has lost
-        the mirror of who chose to appear offline."""
+    def _record_as(self, visitor: Visitor, left_guest: str = "") -> None:
         device = self._device(visitor)
         where = self._location() if visitor.user_pk else ""
-
-        def record() -> Stamp | None:
-            return presence.record(
+        if left_guest:
+            sighting = Sighting.login(
                 visitor.kind,
                 visitor.member,
-                previous_guest=previous_guest,
                 device=device,
                 location=where,
+                left_guest=left_guest,
             )
-
-        breaker = self.config.breaker_of(visitor.member)
-        stamp = quietly(record, None, breaker)
-        if stamp is not None and stamp.unloaded:
-            if not visibility.load_mirror():
-                # Nobody knows whether they chose to hide: they are hidden.
-                visitor = replace(visitor, kind="hidden")
-            stamp = quietly(record, None, breaker)
-        self.stamp = stamp
-        if stamp is not None and where:
+        else:
+            sighting = Sighting.page_view(
+                visitor.kind, visitor.member, device=device, location=where
+            )
+        self.stamp = self._recorded(sighting)
+        if self.stamp is not None and where:
             self.where = mark_of(where)
-        if stamp is not None and stamp.invisible:
-            visitor = replace(visitor, kind="hidden")
-        self.recorded = visitor
-        self._announce_arrival()
+        self._note_recorded(visitor)
 
     def _location(self) -> str:
         if self.location is None:
             self.location = locations.location_of(self.request)
         return self.location
+
+    def heartbeat(self, least_interval: float) -> Stamp | None:
+        """Record the logged-in user now, unless they were recorded less than
+        ``least_interval`` seconds ago (``None``). Raises ``RedisError``."""
+        visitor = self.visitor
+        assert visitor is not None and visitor.user_pk is not None
+        sighting = Sighting.heartbeat(
+            visitor.kind,
+            visitor.member,
+            device=self._device(visitor),
+            least_interval=least_interval,
+        )
+        self.stamp = stamp = self._recorded(sighting, failures=False)
+        if stamp is not None:
+            self._note_recorded(visitor)
+        return stamp
+
+    def _recorded(self, sighting: Sighting, *, failures: bool = True) -> Stamp | None:
+        """One round trip; a second, and a query, only when Redis has lost
+        the mirror of who chose to appear offline (meanwhile the user was
+        recorded as hidden: privacy fails closed). A Redis failure gives
+        ``None`` (``failures``) or is raised."""
+        store = self.store
+
+        def record() -> Stamp | None:
+            return store.record(sighting)
+
+        breaker = store.breaker_of(sighting.member)
+        stamp = quietly(record, None, breaker) if failures else record()
+        # The mirror cannot be loaded when the database cannot be read: the
+        # user stays recorded as hidden.
+        if stamp is not None and stamp.unloaded and visibility.load_mirror():
+            stamp = quietly(record, None, breaker) if failures else record()
+        return stamp
+
+    def _note_recorded(self, visitor: Visitor) -> None:
+        stamp = self.stamp
+        if stamp is not None and stamp.invisible:
+            visitor = replace(visitor, kind="hidden")
+        self.recorded = visitor
+        self._announce_arrival()
 
     def _announce_arrival(self) -> None:
         visitor, stamp = self.recorded, self.stamp
@@ -293,7 +322,7 @@ class Visit:
     def _device(self, visitor: Visitor) -> str:
         if visitor.user_pk is None or not self.session_key:
             return ""
-        return presence.device_of(self.session_key)
+        return self.store.device_of(self.session_key)
 
     @property
     def identity_changed(self) -> bool:
@@ -325,5 +354,5 @@ def visit_of(request: HttpRequest, seen: Seen | None = None) -> Visit:
 
 def is_hidden(user: Any, config: Config | None = None) -> bool:
     """Whether ``WHOS_ONLINE_IS_HIDDEN`` keeps ``user`` off public lists."""
-    rule = (config or get_config()).is_hidden
+    rule = (config or get_store().config).is_hidden
     return rule is not None and bool(rule(user))

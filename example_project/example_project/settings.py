@@ -67,6 +67,7 @@ TEMPLATES = [
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
                 "demo.context_processors.refresh",
+                "demo.context_processors.theme",
             ],
         },
     }

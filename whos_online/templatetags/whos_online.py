@@ -21,9 +21,9 @@ from django.utils.translation import gettext
 
 from whos_online import visibility
 from whos_online.conf import conf
-from whos_online.presence import Counts
 from whos_online.rooms import refuse_bad_room, room_token
 from whos_online.roster import Roster, UserPresence, online_roster, presence_of
+from whos_online.store import Counts
 
 register = template.Library()
 

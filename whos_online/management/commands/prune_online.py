@@ -4,8 +4,9 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandParser
 
-from whos_online import presence, signals
+from whos_online import signals
 from whos_online.management.base import redis_failure_is_a_command_error
+from whos_online.store import get_store
 
 
 class Command(BaseCommand):
@@ -25,7 +26,9 @@ class Command(BaseCommand):
 
     def handle(self, *args: Any, dry_run: bool, verbosity: int, **options: Any) -> None:
         with redis_failure_is_a_command_error("prune who's online"):
-            pruned = presence.prune(dry_run=dry_run)
+            pruned = get_store().prune(
+                dry_run=dry_run, named=signals.user_went_offline.has_listeners()
+            )
         signals.announce_pruned(pruned)
         removed = pruned.removed
         verb = "Would remove" if dry_run else "Removed"

@@ -4,8 +4,8 @@ from typing import Any
 
 from django.core.management.base import BaseCommand
 
-from whos_online import presence
 from whos_online.management.base import redis_failure_is_a_command_error
+from whos_online.store import get_store
 
 
 class Command(BaseCommand):
@@ -13,7 +13,7 @@ class Command(BaseCommand):
 
     def handle(self, *args: Any, verbosity: int, **options: Any) -> None:
         with redis_failure_is_a_command_error("reset the record"):
-            existed = presence.reset_most_ever_online()
+            existed = get_store().reset_most_ever_online()
         if verbosity >= 1:
             self.stdout.write(
                 "The record was reset." if existed else "There was no record to reset."

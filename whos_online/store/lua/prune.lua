@@ -1,38 +1,55 @@
--- Removes members last seen before the window from one set, boundedly.
+-- Removes members last seen before the window from one of the site's sets,
+-- boundedly.
 --
 -- KEYS[1]  the set
 -- KEYS[2]  a scratch key
+-- For the users and hidden sets, also:
+-- KEYS[3]  the locations hash (see record.lua)
 --
 -- ARGV[1]  the window, in seconds
 -- ARGV[2]  the batch: the most members removed, or kept by copying, at once
 -- ARGV[3]  '1' to only count the stale members
--- ARGV[4]  '1' to remove one batch of the oldest stale members and return
---          them (for sets whose leavers are announced: users and hidden)
+-- ARGV[4]  '1' to return the members removed (whose leaving is announced)
+-- ARGV[5]  with KEYS[3]: the start of the shard's keys ("{tag}:"), whose
+--          "devices:PK" and "rooms-of:PK" of each user removed are deleted
+--          too (keys of the same hash tag, so of the same cluster slot)
 --
 -- Counting and removing in one script means a member seen again meanwhile is
--- never removed. Of two ways, the one that blocks Redis for less:
+-- never removed. The users and hidden sets lose one batch of their oldest
+-- stale members, with what is kept for each of them. For the others, of two
+-- ways, the one that blocks Redis for less:
 -- - mostly stale with at most a batch online: copy those online to the
 --   scratch key, UNLINK the set (freed in Redis' background thread) and put
 --   the copy in its place, with the set's expiry;
 -- - otherwise remove one batch of the stale members, who hold the lowest ranks.
 --
--- Returns how many members were (or, counting, would be) removed; with
--- ARGV[4], the members removed.
+-- Returns how many members were (or, counting, would be) removed, or with
+-- ARGV[4] the members removed.
 
 local t = redis.call('TIME')
 local since = '(' .. (tonumber(t[1]) - tonumber(ARGV[1])) .. '.'
   .. string.format('%06d', tonumber(t[2]))
-local stale = redis.call('ZCOUNT', KEYS[1], '-inf', since)
 local batch = tonumber(ARGV[2])
-if ARGV[4] == '1' then
+if ARGV[3] == '1' then
+  return redis.call('ZCOUNT', KEYS[1], '-inf', since)
+end
+if KEYS[3] then
   local leaving = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', since, 'LIMIT', 0, batch)
   if #leaving > 0 then
     redis.call('ZREM', KEYS[1], unpack(leaving))
+    redis.call('HDEL', KEYS[3], unpack(leaving))
+    for _, pk in ipairs(leaving) do
+      redis.call('DEL', ARGV[5] .. 'devices:' .. pk, ARGV[5] .. 'rooms-of:' .. pk)
+    end
   end
-  return leaving
+  if ARGV[4] == '1' then
+    return leaving
+  end
+  return #leaving
 end
-if ARGV[3] == '1' or stale == 0 then
-  return stale
+local stale = redis.call('ZCOUNT', KEYS[1], '-inf', since)
+if stale == 0 then
+  return 0
 end
 local online = redis.call('ZCARD', KEYS[1]) - stale
 if stale > online and online <= batch then

@@ -1,6 +1,6 @@
 -- The rooms anyone was in within the window.
 --
--- KEYS[1]  the rooms index (see record_in_room.lua)
+-- KEYS[1]  the rooms index (see room.lua)
 --
 -- ARGV[1]  the window, in seconds
 --

@@ -1,7 +1,7 @@
 -- A user chose to appear offline (or online again): mirror it, and move them
 -- between the visible and hidden sets of the site at once.
 --
--- KEYS[1]  the invisible set (user keys, and '' once loaded; see record.lua)
+-- KEYS[1]  the invisible set (see record.lua)
 -- KEYS[2]  the users set
 -- KEYS[3]  the hidden set
 -- KEYS[4]  the user's rooms set (room name -> last visit)

@@ -1,0 +1,123 @@
+"""The store, in the words the tests use: each is one call of the process's
+:class:`~whos_online.store.Store` through its public methods, so the tests
+read the same whatever the store's insides."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from whos_online.store import (
+    HISTORY_MINUTES,
+    KINDS,
+    Counts,
+    History,
+    Kind,
+    LastSeen,
+    LoggedOut,
+    Pruned,
+    Sighting,
+    Snapshot,
+    Stamp,
+    get_store,
+    is_room_name,
+)
+
+__all__ = [
+    "HISTORY_MINUTES",
+    "KINDS",
+    "Counts",
+    "Kind",
+    "is_room_name",
+]
+
+
+def key(name: str, room: str | None = None, kind: Kind = "users") -> str:
+    """A key of the data model (docs/data-model.md), in the first shard;
+    ``key(kind, room)`` is that room's set of ``kind``."""
+    if room is not None:
+        return get_store().key("", room, name)  # type: ignore[arg-type]
+    return get_store().key(name)
+
+
+def record(
+    kind: Kind,
+    member: str,
+    *,
+    device: str = "",
+    location: str = "",
+    left_guest: str = "",
+    least_interval: float = 0,
+) -> Stamp | None:
+    sighting = Sighting(kind, member, device, location, left_guest, least_interval)
+    return get_store().record(sighting)
+
+
+def record_user(pk: object, *, hidden: bool = False) -> float:
+    """Record the user ``pk`` as a page view would; the time."""
+    stamp = record("hidden" if hidden else "users", str(pk))
+    assert stamp is not None
+    return stamp.now
+
+
+def record_guest(member: str) -> float:
+    stamp = record("guests", member)
+    assert stamp is not None
+    return stamp.now
+
+
+def record_in_room(room: str, kind: Kind, member: str) -> float | None:
+    return get_store().record_in_room(room, kind, member)
+
+
+def snapshot(limit: int, **options: Any) -> Snapshot:
+    return get_store().snapshot(limit, **options)
+
+
+def most_ever_online() -> tuple[int, float] | None:
+    """The record as the site shows it."""
+    return get_store().snapshot(0).record
+
+
+def reset_most_ever_online() -> bool:
+    return get_store().reset_most_ever_online()
+
+
+def prune(*, dry_run: bool = False) -> Pruned:
+    return get_store().prune(dry_run=dry_run)
+
+
+def last_seen_many(pks: Iterable[object]) -> LastSeen:
+    return get_store().last_seen_many(pks)
+
+
+def last_seen(pk: object) -> float | None:
+    return get_store().last_seen_many([pk]).seen.get(str(pk))
+
+
+def rooms() -> list[str]:
+    return get_store().rooms()
+
+
+def history() -> History:
+    return get_store().history()
+
+
+def load_invisible(pks: Iterable[object]) -> int:
+    return get_store().load_invisible(pks)
+
+
+def set_invisible(pk: str, invisible: bool) -> bool:
+    return get_store().set_invisible(pk, invisible)
+
+
+def sync_clock(shard: int | None = None) -> None:
+    get_store().sync_clock(shard)
+
+
+def log_out(pk: str, device: str) -> LoggedOut:
+    return get_store().log_out(pk, device)
+
+
+def load_scripts() -> None:
+    get_store().load_scripts()

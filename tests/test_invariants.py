@@ -1,0 +1,235 @@
+"""The invariants presence keeps however its features meet, each found broken
+where two features met (issue "Rebuild the core"), through HTTP and the
+public API."""
+
+from __future__ import annotations
+
+import pytest
+from django.contrib.auth.models import User
+from django.core.management import call_command
+from django.test import Client
+from pytest_django.fixtures import Settings as SettingsWrapper
+from redis import Redis
+
+from tests import presence
+from tests.conftest import Clock
+from tests.redis_servers import (
+    RedisServer,
+    needs_redis_server,
+    on_redis_server,
+    redis_server,
+)
+from whos_online import api
+from whos_online.conf import get_config
+from whos_online.models import Visibility
+
+__all__ = ["on_redis_server", "redis_server"]  # fixtures, used by name
+
+pytestmark = pytest.mark.django_db
+
+JSON = "/whos-online/online.json"
+
+
+def listed(client: Client | None = None, url: str = JSON) -> list[str]:
+    """The names a visitor who is not logged in sees."""
+    users = (client or Client()).get(url).json()["users"]
+    return [user["name"] for user in users]
+
+
+def lose_redis_data(redis_client: Redis, prefix: str) -> None:
+    """What a restart without persistence does to this test's keys."""
+    for name in redis_client.scan_iter(match=f"{{{prefix}*"):
+        redis_client.delete(name)
+
+
+# Privacy fails closed.
+
+
+@pytest.fixture
+def invisible_alice(alice: User) -> User:
+    Visibility.objects.create(user=alice, invisible=True)
+    return alice
+
+
+def test_an_invisible_users_heartbeat_after_redis_lost_its_data_lists_nobody(
+    invisible_alice: User, redis_client: Redis, isolated_presence: str
+) -> None:
+    browser = Client()
+    browser.force_login(invisible_alice)
+    browser.get("/")
+    lose_redis_data(redis_client, isolated_presence)
+    browser.post("/whos-online/heartbeat/")
+    assert listed() == []
+
+
+def test_an_invisible_users_room_visit_after_redis_lost_its_data_lists_nobody(
+    invisible_alice: User, redis_client: Redis, isolated_presence: str
+) -> None:
+    browser = Client()
+    browser.force_login(invisible_alice)
+    browser.get("/thread/1/")
+    lose_redis_data(redis_client, isolated_presence)
+    browser.get("/thread/1/")  # guarded: only the room is recorded
+    room = presence.snapshot(10, room="thread:1")
+    assert room.users == []
+    assert room.counts.hidden == 1
+
+
+def test_a_user_is_counted_but_not_listed_while_the_mirror_cannot_be_loaded(
+    invisible_alice: User,
+    redis_client: Redis,
+    isolated_presence: str,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    lose_redis_data(redis_client, isolated_presence)
+    monkeypatch.setattr("whos_online.visibility.load_mirror", lambda: None)
+    browser = Client()
+    browser.force_login(invisible_alice)
+    browser.get("/")
+    assert listed() == []
+    assert presence.snapshot(0).counts.hidden == 1
+
+
+def test_thousands_of_invisible_users_are_mirrored_again_after_a_loss(
+    django_user_model: type[User],
+    alice: User,
+    redis_client: Redis,
+    isolated_presence: str,
+) -> None:
+    hiders = django_user_model.objects.bulk_create(
+        django_user_model(username=f"hider{n}") for n in range(9_000)
+    )
+    Visibility.objects.bulk_create(
+        Visibility(user=user, invisible=True) for user in hiders
+    )
+    lose_redis_data(redis_client, isolated_presence)
+    browser = Client()
+    browser.force_login(alice)
+    browser.get("/")
+    assert listed() == ["alice"]
+
+
+# A stranger's input costs that stranger alone.
+
+
+def test_a_flood_past_the_cap_never_raises_the_most_ever_online(
+    settings: SettingsWrapper, clock: Clock
+) -> None:
+    settings.WHOS_ONLINE_MAX_MEMBERS = 5
+    presence.record_guest("192.0.2.1")
+    presence.record_guest("192.0.2.2")
+    clock.advance(60)
+    presence.record_guest("192.0.2.1")  # the minute's figures: 2 online
+    for n in range(50):
+        presence.record_guest(f"2001:db8::{n:x}")
+    clock.advance(60)
+    presence.record_guest("192.0.2.1")  # the next minute's: an estimate
+    record = presence.most_ever_online()
+    assert record is not None and record[0] == 2
+    assert presence.snapshot(0).today.most_online == 2
+
+
+def test_a_flood_of_room_visits_never_pushes_anyone_out_of_a_room(
+    settings: SettingsWrapper,
+) -> None:
+    settings.WHOS_ONLINE_MAX_MEMBERS = 10
+    for n in range(5):
+        presence.record_in_room("thread:1", "guests", f"192.0.2.{n}")
+    for n in range(100):
+        presence.record_in_room(f"thread:{n % 7 + 2}", "guests", f"2001:db8::{n:x}")
+    listed_in_room = presence.snapshot(0, room="thread:1", guest_limit=10).guests
+    assert sorted(m for m, _ in listed_in_room) == [f"192.0.2.{n}" for n in range(5)]
+
+
+# Memory has one bound for all sets together.
+
+
+def test_all_rooms_together_hold_at_most_the_cap(settings: SettingsWrapper) -> None:
+    settings.WHOS_ONLINE_MAX_MEMBERS = 10
+    for n in range(100):
+        presence.record_in_room(f"thread:{n % 20}", "guests", f"2001:db8::{n:x}")
+    held = sum(
+        presence.snapshot(0, room=room).counts.total for room in presence.rooms()
+    )
+    assert held == 10
+
+
+def test_full_rooms_refuse_newcomers(settings: SettingsWrapper) -> None:
+    settings.WHOS_ONLINE_MAX_MEMBERS = 2
+    presence.record_in_room("thread:1", "guests", "192.0.2.1")
+    presence.record_in_room("thread:2", "guests", "192.0.2.2")
+    assert presence.record_in_room("thread:1", "guests", "192.0.2.3") is None
+    assert presence.record_in_room("thread:1", "guests", "192.0.2.1") is not None
+
+
+def test_members_who_left_a_room_make_way_for_newcomers(
+    settings: SettingsWrapper, clock: Clock
+) -> None:
+    settings.WHOS_ONLINE_MAX_MEMBERS = 2
+    presence.record_in_room("thread:1", "guests", "192.0.2.1")
+    clock.advance(100)
+    presence.record_in_room("thread:1", "guests", "192.0.2.2")
+    clock.advance(get_config().window - 50)  # the first has left
+    assert presence.record_in_room("thread:1", "guests", "192.0.2.3") is not None
+
+
+def test_rooms_nobody_visited_within_the_window_free_their_place(
+    settings: SettingsWrapper, clock: Clock
+) -> None:
+    settings.WHOS_ONLINE_MAX_MEMBERS = 2
+    presence.record_in_room("thread:1", "guests", "192.0.2.1")
+    presence.record_in_room("thread:2", "guests", "192.0.2.2")
+    clock.advance(get_config().window + 1)
+    assert presence.record_in_room("thread:3", "guests", "192.0.2.3") is not None
+    assert presence.record_in_room("thread:3", "guests", "192.0.2.4") is not None
+
+
+# A login is one person.
+
+
+def test_a_guest_who_logs_in_is_one_visitor_today(alice: User) -> None:
+    browser = Client()
+    browser.get("/")
+    browser.post(f"/login/{alice.pk}/")
+    assert browser.get(JSON).json()["today"]["visitors"] == 1
+
+
+# Prune leaves nothing of those who left.
+
+
+def test_prune_forgets_the_devices_and_rooms_of_users_who_left(
+    alice: User, bob: User, redis_client: Redis, clock: Clock
+) -> None:
+    browser = Client()
+    browser.force_login(alice)
+    browser.get("/")
+    clock.advance(200)
+    browser.get("/thread/1/")  # guarded: only the room is recorded
+    clock.advance(get_config().window - 250)
+    presence.record_user(bob.pk)  # the site is busy
+    clock.advance(100)  # alice has left the window
+    call_command("prune_online", verbosity=0)
+    for name in (f"devices:{alice.pk}", f"rooms-of:{alice.pk}"):
+        assert not redis_client.exists(presence.key(name)), name
+    assert [member for member, _ in presence.snapshot(10).users] == [str(bob.pk)]
+
+
+# A read never writes, and never fails because a write would.
+
+
+@pytest.mark.real_redis
+@needs_redis_server
+def test_reads_answer_while_redis_refuses_writes(
+    on_redis_server: RedisServer, alice: User
+) -> None:
+    presence.load_invisible([])
+    presence.record_user(alice.pk)
+    with on_redis_server.client() as server:
+        server.config_set("maxmemory-policy", "noeviction")
+        server.config_set("maxmemory", 1)  # any write is refused now
+        try:
+            answers = [Client().get(JSON).json() for _ in range(5)]
+        finally:
+            server.config_set("maxmemory", 0)
+    assert [bool(answer["users"]) for answer in answers] == [True] * 5, answers
+    assert api.counts().users == 1

@@ -1,0 +1,51 @@
+-- Removes members last seen before the window from some rooms' sets, and
+-- keeps the rooms' sizes true.
+--
+-- KEYS[1]  the rooms index (see room.lua)
+-- KEYS[2]  the room sizes (see room.lua)
+-- KEYS[3]  the room members (see room.lua)
+-- KEYS[4..] each room's users, hidden, guests and bots sets, in the order of
+--          the rooms in ARGV
+--
+-- ARGV[1]  the window, in seconds
+-- ARGV[2]  '1' to only count the stale members
+-- ARGV[3..] the room names (at most a hundred)
+--
+-- A room left empty leaves the index.
+--
+-- Returns, for each room, how many members were (or, counting, would be)
+-- removed from each of its four sets, and 1 if it left the index, else 0.
+
+local t = redis.call('TIME')
+local stale_before = '(' .. (tonumber(t[1]) - tonumber(ARGV[1])) .. '.'
+  .. string.format('%06d', tonumber(t[2]))
+local counting = ARGV[2] == '1'
+local removed = {}
+for r = 3, #ARGV do
+  local room, size = ARGV[r], 0
+  for k = 1, 4 do
+    local set = KEYS[4 * (r - 3) + 3 + k]
+    local stale
+    if counting then
+      stale = redis.call('ZCOUNT', set, '-inf', stale_before)
+    else
+      stale = redis.call('ZREMRANGEBYSCORE', set, '-inf', stale_before)
+      size = size + redis.call('ZCARD', set)
+    end
+    removed[#removed + 1] = stale
+  end
+  if not counting then
+    local held = tonumber(redis.call('ZSCORE', KEYS[2], room) or '0')
+    redis.call('INCRBY', KEYS[3], size - held)
+    if size == 0 then
+      removed[#removed + 1] = redis.call('ZREM', KEYS[1], room)
+      redis.call('ZREM', KEYS[2], room)
+    else
+      redis.call('ZADD', KEYS[2], size, room)
+    end
+  end
+  if #removed % 5 ~= 0 then
+    removed[#removed + 1] = 0
+  end
+end
+return removed

@@ -1,0 +1,93 @@
+"""Removing members who left the window, from every set, rooms included."""
+
+from __future__ import annotations
+
+from whos_online.store import scripts
+from whos_online.store.base import StoreBase
+from whos_online.store.keys import KINDS, Kind, Shard
+from whos_online.store.results import Pruned
+from whos_online.store.scripts import Arg
+from whos_online.store.writes import decoded
+
+# One prune script removes at most this many members, or keeps at most this
+# many by copying them out of a mostly stale set, to keep Redis responsive.
+PRUNE_BATCH = 2_500
+# Rooms pruned by one script.
+ROOMS_BATCH = 100
+
+
+class Prune(StoreBase):
+    def prune(self, *, dry_run: bool = False, named: bool = True) -> Pruned:
+        """Remove members last seen before the window from every set, rooms
+        included, shard by shard, with what is kept for each user who left
+        (devices, rooms, location). ``named``: say which users left (for
+        ``user_went_offline``), at the cost of their names coming back."""
+        removed: dict[str, int] = {}
+        users_left: list[str] = []
+        hidden_left: list[str] = []
+        for shard in self.shards:
+            for kind in KINDS:
+                if dry_run or kind in ("guests", "bots"):
+                    count = self._prune_set(shard, kind, dry_run=dry_run)
+                else:
+                    left = self._prune_users(shard, kind, named=named)
+                    count = left if isinstance(left, int) else len(left)
+                    if not isinstance(left, int):
+                        (users_left if kind == "users" else hidden_left).extend(left)
+                removed[kind] = removed.get(kind, 0) + count
+            for name, count in self._prune_rooms(shard, dry_run=dry_run).items():
+                removed[name] = removed.get(name, 0) + count
+        return Pruned(removed, users_left, hidden_left)
+
+    def _prune_users(self, shard: Shard, kind: Kind, *, named: bool) -> list[str] | int:
+        keys = [shard.key(kind), shard.key("prune-scratch"), shard.key("where")]
+        args: list[Arg] = [
+            self.config.window,
+            PRUNE_BATCH,
+            "0",
+            "1" if named else "0",
+            shard.key(""),
+        ]
+        left: list[str] = []
+        count = 0
+        while True:
+            reply = scripts.run(self.client, "prune", keys, args)
+            batch = decoded(reply) if named else []
+            left += batch
+            removed = len(batch) if named else int(reply)
+            count += removed
+            if removed < PRUNE_BATCH:
+                return left if named else count
+
+    def _prune_set(self, shard: Shard, kind: Kind, *, dry_run: bool) -> int:
+        keys = [shard.key(kind), shard.key("prune-scratch")]
+        window = self.config.window
+        if dry_run:
+            return int(scripts.run(self.client, "prune", keys, [window, 0, "1", "0"]))
+        removed = 0
+        while True:
+            args: list[Arg] = [window, PRUNE_BATCH, "0", "0"]
+            batch = int(scripts.run(self.client, "prune", keys, args))
+            removed += batch
+            if batch != PRUNE_BATCH:
+                return removed
+
+    def _prune_rooms(self, shard: Shard, *, dry_run: bool) -> dict[str, int]:
+        rooms = decoded(self.client.zrange(shard.key("rooms"), 0, -1))
+        removed: dict[str, int] = {"rooms": 0}
+        counters = [shard.key(name) for name in ("rooms", "room-sizes", "room-members")]
+        for start in range(0, len(rooms), ROOMS_BATCH):
+            batch = rooms[start : start + ROOMS_BATCH]
+            keys = counters + [
+                shard.room_key(room, kind) for room in batch for kind in KINDS
+            ]
+            args: list[Arg] = [self.config.window, "1" if dry_run else "0", *batch]
+            counts = scripts.run(self.client, "prune_rooms", keys, args)
+            names = [
+                name
+                for room in batch
+                for name in (*(f"room:{room}:{kind}" for kind in KINDS), "rooms")
+            ]
+            for name, count in zip(names, counts, strict=True):
+                removed[name] = removed.get(name, 0) + int(count)
+        return removed

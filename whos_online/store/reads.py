@@ -1,0 +1,256 @@
+"""Everything that reads presence. No read writes: each answers while Redis
+refuses writes (``maxmemory`` reached), and none depends on a write."""
+
+from __future__ import annotations
+
+import heapq
+from collections.abc import Iterable
+from typing import Any
+
+from whos_online.store import scripts
+from whos_online.store.base import StoreBase
+from whos_online.store.keys import ESTIMATED, KINDS, Kind, Shard
+from whos_online.store.results import Counts, History, LastSeen, Snapshot, Today
+from whos_online.store.scripts import Arg, Call
+from whos_online.store.writes import BATCH, decoded
+
+HISTORY_MINUTES = 24 * 60
+
+
+class Reads(StoreBase):
+    def snapshot(
+        self,
+        limit: int,
+        *,
+        room: str | None = None,
+        hidden_limit: int = 0,
+        guest_limit: int = 0,
+        bot_limit: int | None = None,
+    ) -> Snapshot:
+        """The users, and as many hidden users, guests and bots as asked for,
+        newest first, with every count, the record and today's figures.
+
+        One round trip: with shards, one script per shard in one pipeline (on
+        a cluster, sent to every master before any reply is read), the newest
+        merged and the counts added; a shard that is down is left out (its
+        breaker opened) rather than failing the page. A users or guests set
+        at its cap is counted by its estimate, kept once a minute.
+        """
+        config = self.config
+        bots_listed = limit if bot_limit is None else bot_limit
+        limits = [max(n, 0) for n in (limit, hidden_limit, guest_limit, bots_listed)]
+        day = self.today()
+        args: list[Arg] = [config.window, *limits, config.max_members]
+        calls = [
+            Call("snapshot", self._snapshot_keys(shard, room, day), args, shard)
+            for shard in self.shards
+        ]
+        site = self.layout.site_key
+        figures: list[tuple[Arg, ...]] = []
+        if room is None and not self.state.record_breaker.is_open:
+            figures = [
+                ("HMGET", site("record"), "count", "at"),
+                ("HGET", site("daily-peaks"), day),
+            ]
+        answered, replies = scripts.run_shards(
+            self.client, calls, self.state.shard_breakers, figures
+        )
+        parts = [self._part(call.shard, reply) for call, reply in answered]
+        return self._merged(parts, replies if room is None else None, limits)
+
+    def _snapshot_keys(self, shard: Shard, room: str | None, day: int) -> list[str]:
+        if room is not None:
+            return [*(shard.room_key(room, kind) for kind in KINDS), shard.key("meta")]
+        return [
+            *(shard.key(kind) for kind in KINDS),
+            shard.key("meta"),
+            shard.key("where"),
+            *(shard.day_key(day, name) for name in ("users", "guests", "logins")),
+            *(shard.key(f"estimate:{kind}") for kind in ESTIMATED),
+        ]
+
+    def _part(self, shard: Shard, reply: Any) -> _Part:
+        now, listed, counts, generation, *site = reply
+        self.state.clock.observe(float(now), generation.decode(), shard.index)
+        part = _Part(float(now), [_pairs(flat) for flat in listed], counts)
+        if site:
+            daily, where, estimates = site
+            part.today = [int(n) for n in daily]
+            listed_users = [member for flat in part.lists[:2] for member, _ in flat]
+            part.where = {
+                member: found
+                for member, found in zip(
+                    listed_users, [*where[0], *where[1]], strict=True
+                )
+                if found
+            }
+            part.estimates = dict(zip(ESTIMATED, map(int, estimates), strict=True))
+        return part
+
+    def _merged(
+        self, parts: list[_Part], figures: list[Any] | None, limits: list[int]
+    ) -> Snapshot:
+        totals = dict.fromkeys(KINDS, 0)
+        estimated: set[Kind] = set()
+        for part in parts:
+            for kind, counted in zip(KINDS, part.counts, strict=True):
+                guess = part.estimates.get(kind, -1)
+                if guess >= 0:
+                    estimated.add(kind)
+                totals[kind] += max(int(counted), guess)
+        counts = Counts(**totals, estimated=frozenset(estimated))
+        now = max(part.now for part in parts)
+        lists = [
+            _newest([part.lists[i] for part in parts], n) for i, n in enumerate(limits)
+        ]
+        record, today = None, Today()
+        if figures is not None:
+            record, today = self._site_figures(parts, figures, counts, now)
+        return Snapshot(
+            now=now,
+            window=self.config.window,
+            users=lists[0],
+            hidden=lists[1],
+            guests=lists[2],
+            bots=lists[3],
+            counts=counts,
+            record=record,
+            today=today,
+            where={k: v for part in parts for k, v in part.where.items()},
+        )
+
+    def _site_figures(
+        self, parts: list[_Part], figures: list[Any], counts: Counts, now: float
+    ) -> tuple[tuple[int, float] | None, Today]:
+        """The record and today's figures. The shards' figures of each minute
+        raise them in Redis; between two minutes, the number online now
+        (when it is exact) raises them as read, at the minute's start. While
+        the site's own keys cannot be read, there is no record, and today's
+        peak is at least the number online now."""
+        breaker = self.state.record_breaker
+        failed = next((f for f in figures if isinstance(f, Exception)), None)
+        if failed is not None:
+            breaker.failed(failed)
+        elif figures:
+            breaker.succeeded()
+        known = bool(figures) and failed is None
+        best, best_at = figures[0] if known else (None, None)
+        record = None
+        if best is not None and best_at is not None:
+            record = (int(best), float(best_at))
+        most_today = int(figures[1] or 0) if known else 0
+        if not counts.is_estimate:
+            if known and (record is None or counts.people > record[0]):
+                minute = float(int(now) // 60 * 60)
+                record = (counts.people, minute) if counts.people else record
+            most_today = max(most_today, counts.people)
+        users, guests, logins = (sum(part.today[i] for part in parts) for i in range(3))
+        return record, Today(users, max(guests - logins, 0), most_today)
+
+    def last_seen_many(self, pks: Iterable[object]) -> LastSeen:
+        """When each user was last seen, hidden or not: one pipelined round
+        trip, a script per shard and thousand users."""
+        members = list(dict.fromkeys(str(pk) for pk in pks))
+        if not members:
+            seconds, micros = self.client.time()
+            return LastSeen(now=seconds + micros / 1e6, seen={}, hidden=frozenset())
+        by_shard: dict[Shard, list[str]] = {}
+        for member in members:
+            by_shard.setdefault(self.shard_of(member), []).append(member)
+        calls = [
+            Call(
+                "last_seen",
+                [shard.key("users"), shard.key("hidden")],
+                chosen[start : start + BATCH],
+                shard,
+            )
+            for shard, chosen in by_shard.items()
+            for start in range(0, len(chosen), BATCH)
+        ]
+        now = 0.0
+        seen: dict[str, float] = {}
+        hidden: set[str] = set()
+        answered, _ = scripts.run_shards(self.client, calls, self.state.shard_breakers)
+        for call, (answered_at, visible, concealed) in answered:
+            now = max(now, float(answered_at))
+            for asked, shown, secret in zip(call.args, visible, concealed, strict=True):
+                pk = str(asked)
+                if secret is not None and (
+                    shown is None or float(secret) > float(shown)
+                ):
+                    seen[pk] = float(secret)
+                    hidden.add(pk)
+                elif shown is not None:
+                    seen[pk] = float(shown)
+        return LastSeen(now=now, seen=seen, hidden=frozenset(hidden))
+
+    def history(self) -> History:
+        """The staff page's charts: one round trip, at most 1440 fields per
+        shard and 90."""
+        calls = [
+            Call("history", [shard.key("history")], [], shard) for shard in self.shards
+        ]
+        peaks_read = [("HGETALL", self.layout.site_key("daily-peaks"))]
+        answered, (peaks,) = scripts.run_shards(
+            self.client, calls, self.state.shard_breakers, peaks_read
+        )
+        now = max(float(reply[0]) for _, reply in answered)
+        first = int(now) // 60 - HISTORY_MINUTES + 1
+        online: dict[int, int] = {}
+        for _, (_, samples) in answered:
+            for sample in samples:
+                minute, _, count = sample.decode().partition(":")
+                if int(minute) >= first:
+                    at = int(minute) * 60
+                    online[at] = online.get(at, 0) + int(count)
+        found = {} if isinstance(peaks, Exception) else peaks
+        days = [(int(day) * 86400, int(most)) for day, most in found.items()]
+        return History(now, self._held(online, now), sorted(days))
+
+    def _held(self, samples: dict[int, int], now: float) -> list[tuple[int, int]]:
+        """The samples, each held for the minutes after it that have none, up
+        to a guard period: while everyone online is guarded, nobody's record
+        samples a minute, and the number online is what it was."""
+        held = dict(samples)
+        for start, count in samples.items():
+            for later in range(1, self.config.guard_seconds // 60 + 1):
+                minute = start + 60 * later
+                if minute in samples or minute > now:
+                    break
+                held.setdefault(minute, count)
+        return sorted(held.items())
+
+    def rooms(self) -> list[str]:
+        """The rooms with anyone in them within the window."""
+        calls = [
+            Call("rooms", [shard.key("rooms")], [self.config.window], shard)
+            for shard in self.shards
+        ]
+        found, _ = scripts.run_shards(self.client, calls, self.state.shard_breakers)
+        return sorted({name for _, names in found for name in decoded(names)})
+
+
+class _Part:
+    """One shard's answer to a snapshot."""
+
+    def __init__(self, now: float, lists: list[list[tuple[str, float]]], counts: Any):
+        self.now = now
+        self.lists = lists
+        self.counts = counts
+        self.today = [0, 0, 0]
+        self.where: dict[str, bytes] = {}
+        self.estimates: dict[Kind, int] = {}
+
+
+def _pairs(flat: list[bytes]) -> list[tuple[str, float]]:
+    return [(flat[i].decode(), float(flat[i + 1])) for i in range(0, len(flat) - 1, 2)]
+
+
+def _newest(
+    lists: list[list[tuple[str, float]]], limit: int
+) -> list[tuple[str, float]]:
+    """The ``limit`` newest of the shards' lists, each newest first."""
+    if len(lists) == 1:
+        return lists[0]
+    merged = heapq.merge(*lists, key=lambda pair: -pair[1])
+    return [pair for pair, _ in zip(merged, range(limit), strict=False)]

@@ -1,0 +1,163 @@
+"""What the store is given and what it answers, as plain values."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from whos_online.store.keys import Kind
+
+
+@dataclass(frozen=True)
+class Sighting:
+    """A visitor seen now: what a record is given. Make one with the
+    constructor named for the case, so every caller says the same things."""
+
+    kind: Kind
+    member: str
+    """The user's primary key, the guest's stored address or the bot's name."""
+    device: str = ""
+    """A keyed hash of the user's session (see ``Store.device_of``), so
+    logging out elsewhere keeps them online."""
+    location: str = ""
+    """Where a user is ("label<TAB>path"); ``""`` leaves it as it was."""
+    left_guest: str = ""
+    """The guest (stored form) who just logged in as this user."""
+    least_interval: float = 0
+    """Not recorded again within this many seconds of the last record."""
+
+    @classmethod
+    def page_view(
+        cls, kind: Kind, member: str, *, device: str = "", location: str = ""
+    ) -> Sighting:
+        return cls(kind, member, device=device, location=location)
+
+    @classmethod
+    def login(
+        cls, kind: Kind, member: str, *, device: str, location: str, left_guest: str
+    ) -> Sighting:
+        return cls(kind, member, device, location, left_guest=left_guest)
+
+    @classmethod
+    def heartbeat(
+        cls, kind: Kind, member: str, *, device: str, least_interval: float
+    ) -> Sighting:
+        return cls(kind, member, device=device, least_interval=least_interval)
+
+
+@dataclass(frozen=True)
+class Stamp:
+    """What a record tells: Redis' time, the label of the data generation a
+    guard may vouch for, whether the member entered the window (was not
+    online before), whether a user was recorded as hidden (they chose to
+    appear offline, or Redis has lost the mirror of those choices), and
+    whether that mirror was missing (the caller loads it)."""
+
+    now: float
+    generation: str
+    entered: bool
+    invisible: bool = False
+    unloaded: bool = False
+
+
+@dataclass(frozen=True)
+class Counts:
+    users: int = 0
+    hidden: int = 0
+    guests: int = 0
+    bots: int = 0
+    estimated: frozenset[Kind] = frozenset()
+    """The kinds whose sets are at ``WHOS_ONLINE_MAX_MEMBERS``: their numbers
+    are estimates (within 2%), not exact counts."""
+
+    @property
+    def is_estimate(self) -> bool:
+        """Whether the number of people is an estimate (see ``estimated``)."""
+        return bool(self.estimated)
+
+    @property
+    def people(self) -> int:
+        """Everyone but crawlers: what "online now" and the record count."""
+        return self.users + self.hidden + self.guests
+
+    @property
+    def total(self) -> int:
+        return self.people + self.bots
+
+
+@dataclass(frozen=True)
+class Today:
+    """Today's figures (UTC days, by Redis' clock): unique users, exact up
+    to ``WHOS_ONLINE_MAX_MEMBERS``; unique guests who did not log in,
+    estimated by HyperLogLogs (about 1% standard error); and the most online
+    at once."""
+
+    users: int = 0
+    guests: int = 0
+    most_online: int = 0
+
+    @property
+    def visitors(self) -> int:
+        return self.users + self.guests
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """Who was online at ``now`` (seconds since the epoch, server clock).
+
+    Each list holds ``(member, last seen)`` pairs, newest first, up to the
+    number asked for; the counts cover everyone in the window.
+    """
+
+    now: float
+    window: int
+    users: list[tuple[str, float]]
+    hidden: list[tuple[str, float]]
+    guests: list[tuple[str, float]]
+    bots: list[tuple[str, float]]
+    counts: Counts
+    record: tuple[int, float] | None
+    today: Today = Today()
+    where: dict[str, bytes] = field(default_factory=dict)
+    """Where each listed user is (see :mod:`whos_online.locations`)."""
+
+
+@dataclass(frozen=True)
+class LastSeen:
+    """When users were last seen (absent: not within Redis' memory)."""
+
+    now: float
+    seen: dict[str, float]
+    hidden: frozenset[str]
+
+
+@dataclass(frozen=True)
+class LoggedOut:
+    removed: bool
+    """Whether the user was taken off (no other device kept them online)."""
+    hidden: bool
+    """Whether they were in the hidden set."""
+
+
+@dataclass(frozen=True)
+class History:
+    """``minutes``: ``(minute start, most online)`` for each sampled minute
+    of the past 24 hours; ``days``: ``(day start, most online)`` for each of
+    the past 90 days with a peak; both oldest first, times in seconds.
+
+    With shards, a minute's figure is the sum of the shards' samples of that
+    minute, so it may run a little above the most online at any one moment.
+    """
+
+    now: float
+    minutes: list[tuple[int, int]]
+    days: list[tuple[int, int]]
+
+
+@dataclass(frozen=True)
+class Pruned:
+    """What a prune removed: how many per set (``"room:thread:42:users"``),
+    and which users (by primary key) left the site's lists."""
+
+    removed: dict[str, int]
+    users_left: list[str]
+    hidden_left: list[str]

@@ -1,0 +1,160 @@
+"""Running the Lua scripts of ``store/lua/``, one at a time or several in one
+round trip.
+
+Scripts are sent by SHA (``EVALSHA``), and by source when the server does
+not know them yet (``EVAL``, which goes, like ``EVALSHA``, to the one server
+holding the keys and leaves the script known there; ``SCRIPT LOAD`` would go
+to every master of a cluster, and fail while any one is down).
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+from collections.abc import Sequence
+from dataclasses import dataclass
+from importlib.resources import files
+from typing import Any
+
+from redis import Redis
+from redis.exceptions import NoScriptError, RedisError
+
+from whos_online.state import CircuitBreaker
+from whos_online.store.keys import Shard
+
+Arg = str | bytes | int | float
+
+
+@functools.cache
+def source_of(name: str) -> tuple[str, str]:
+    """The source of ``lua/<name>.lua`` and its SHA1, read once."""
+    source = files(__package__).joinpath("lua", f"{name}.lua").read_text("utf-8")
+    return source, hashlib.sha1(source.encode()).hexdigest()
+
+
+def script_names() -> list[str]:
+    return sorted(
+        path.name.removesuffix(".lua")
+        for path in files(__package__).joinpath("lua").iterdir()
+        if path.name.endswith(".lua")
+    )
+
+
+def run(client: Redis, name: str, keys: Sequence[str], args: Sequence[Arg]) -> Any:
+    """The reply of the script ``name``: one round trip."""
+    source, sha = source_of(name)
+    try:
+        return client.evalsha(sha, len(keys), *keys, *args)
+    except NoScriptError:
+        return client.eval(source, len(keys), *keys, *args)
+
+
+@dataclass(frozen=True)
+class Call:
+    """A script to run in ``shard``, among several sent together."""
+
+    script: str
+    keys: Sequence[str]
+    args: Sequence[Arg]
+    shard: Shard
+
+
+def run_all(client: Redis, calls: Sequence[Call]) -> list[Any]:
+    """Each call's reply, in one round trip (per master, on a cluster);
+    raises the first error."""
+    if len(calls) == 1:
+        only = calls[0]
+        return [run(client, only.script, only.keys, only.args)]
+    replies = pipelined(client, calls)
+    for reply in replies:
+        if isinstance(reply, Exception):
+            raise reply
+    return replies
+
+
+def run_shards(
+    client: Redis,
+    calls: Sequence[Call],
+    breakers: Sequence[CircuitBreaker],
+    commands: Sequence[Sequence[Arg]] = (),
+) -> tuple[list[tuple[Call, Any]], list[Any]]:
+    """Like :func:`run_all`, for reads that can do without a shard that is
+    down: a shard whose breaker is open is not asked, one that fails opens
+    its breaker and is left out. Raises only when no shard answers. Plain
+    ``commands`` (of the site's own keys) go in the same round trip; their
+    replies come second, an error in place of a reply that failed."""
+    if len(breakers) == 1:
+        if commands or len(calls) > 1:
+            replies = pipelined(client, calls, *commands)
+        else:
+            replies = [run(client, calls[0].script, calls[0].keys, calls[0].args)]
+        for reply in replies[: len(calls)]:
+            if isinstance(reply, Exception):
+                raise reply
+        return list(zip(calls, replies, strict=False)), replies[len(calls) :]
+    live = [call for call in calls if not breakers[call.shard.index].is_open]
+    try:
+        replies = pipelined(client, live, *commands)
+    except RedisError:  # a cluster pipeline gives up whole when a node is down
+        replies = [_reply_or_error(client, call) for call in live]
+        replies += [_command_or_error(client, command) for command in commands]
+    answered = []
+    failure: RedisError = RedisError("Every shard's breaker is open.")
+    for call, reply in zip(live, replies, strict=False):
+        if isinstance(reply, RedisError):
+            failure = reply
+            breakers[call.shard.index].failed(reply)
+        else:
+            breakers[call.shard.index].succeeded()
+            answered.append((call, reply))
+    if not answered:
+        raise failure
+    return answered, replies[len(live) :]
+
+
+def _command_or_error(client: Redis, command: Sequence[Arg]) -> Any:
+    try:
+        return client.execute_command(*command)  # type: ignore[no-untyped-call]
+    except RedisError as exc:
+        return exc
+
+
+def _reply_or_error(client: Redis, call: Call) -> Any:
+    try:
+        return run(client, call.script, call.keys, call.args)
+    except RedisError as exc:
+        return exc
+
+
+def pipelined(
+    client: Redis, calls: Sequence[Call], *commands: Sequence[Arg]
+) -> list[Any]:
+    """Send every call, then any plain ``commands``, before reading any
+    reply; errors are returned in place. Calls of a script a server does not
+    know are sent again with its source."""
+    replies = _send(client, calls, commands)
+    unknown = [i for i, reply in enumerate(replies) if isinstance(reply, NoScriptError)]
+    if unknown:
+        again = _send(client, [calls[i] for i in unknown], (), by_source=True)
+        for i, reply in zip(unknown, again, strict=True):
+            replies[i] = reply
+    return replies
+
+
+def _send(
+    client: Redis,
+    calls: Sequence[Call],
+    commands: Sequence[Sequence[Arg]],
+    *,
+    by_source: bool = False,
+) -> list[Any]:
+    # Commands go by name: redis-py's cluster pipeline refuses its evalsha()
+    # and pfcount() methods, but routes the commands themselves by their keys.
+    pipe: Any = client.pipeline(transaction=False)
+    command = "EVAL" if by_source else "EVALSHA"
+    for call in calls:
+        script = source_of(call.script)[0 if by_source else 1]
+        pipe.execute_command(command, script, len(call.keys), *call.keys, *call.args)
+    for plain in commands:
+        pipe.execute_command(*plain)
+    return list(pipe.execute(raise_on_error=False))

@@ -1,0 +1,229 @@
+"""Everything that changes presence: records, rooms, logging out, invisible
+mode. Each is one round trip but where a docstring says otherwise."""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Iterable
+from typing import Any
+
+from redis.exceptions import RedisError
+
+from whos_online.store import scripts
+from whos_online.store.base import StoreBase
+from whos_online.store.keys import Kind, Shard
+from whos_online.store.results import LoggedOut, Sighting, Stamp
+from whos_online.store.scripts import Arg, Call
+
+# Lua's unpack() is limited by its C stack; send this many members at a time.
+BATCH = 1000
+
+
+class Writes(StoreBase):
+    def record(self, sighting: Sighting) -> Stamp | None:
+        """Mark the member of ``sighting`` as seen now; ``None`` when its
+        least interval refused it. A login also takes the guest they were off
+        the guests, in the same round trip. The first record of a minute in
+        a shard also keeps the shard's figures (two round trips more, once a
+        minute)."""
+        shard = self.shard_of(sighting.member)
+        call = self.record_call(shard, sighting)
+        if sighting.left_guest:
+            reply = scripts.run_all(
+                self.client, [call, *self._forget_guest(sighting.left_guest)]
+            )[0]
+        else:
+            reply = scripts.run(self.client, call.script, call.keys, call.args)
+        if not reply:
+            return None
+        now, generation, entered, hidden, unloaded, tick = reply
+        label = self.state.clock.observe(float(now), generation.decode(), shard.index)
+        if tick:
+            self._tick(shard, int(float(now) // 60))
+        return Stamp(float(now), label, bool(entered), bool(hidden), bool(unloaded))
+
+    def record_call(self, shard: Shard, sighting: Sighting) -> Call:
+        """The script :meth:`record` runs."""
+        config, kind, member = self.config, sighting.kind, sighting.member
+        is_user = kind in ("users", "hidden")
+        keys = [shard.key("users" if is_user else kind), shard.key("meta")]
+        if kind != "bots":
+            counted: Kind = "users" if is_user else "guests"
+            keys += [
+                shard.minute_key(counted, self.minute()),
+                shard.day_key(self.today(), counted),
+            ]
+        if is_user:
+            keys += [
+                shard.key("hidden"),
+                shard.key("invisible"),
+                shard.key(f"devices:{member}"),
+                shard.key("where"),
+            ]
+        args: list[Arg] = [
+            kind,
+            member,
+            config.window,
+            config.max_members,
+            sighting.least_interval,
+            sighting.device,
+            sighting.location,
+            "1" if config.allow_invisible else "0",
+        ]
+        return Call("record", keys, args, shard)
+
+    def _forget_guest(self, guest: str) -> list[Call]:
+        shard = self.shard_of(guest)
+        keys = [shard.key("guests"), shard.day_key(self.today(), "logins")]
+        return [Call("forget_guest", keys, [guest], shard)]
+
+    def _tick(self, shard: Shard, minute: int) -> None:
+        """Keep the shard's figures for ``minute``, and raise the site's."""
+        config = self.config
+        span = max(config.window // 60, 1)
+        closed = range(minute - span, minute)
+        keys = [
+            *(shard.key(kind) for kind in ("users", "hidden", "guests")),
+            shard.key("history"),
+            shard.key("estimate:users"),
+            shard.key("estimate:guests"),
+            *(shard.minute_key("users", m) for m in closed),
+            *(shard.minute_key("guests", m) for m in closed),
+        ]
+        args = [config.window, config.max_members, minute, span]
+        online, estimated = scripts.run(self.client, "tick", keys, args)
+        site = self.layout
+        keys = [site.site_key(name) for name in ("record", "daily-peaks", "figures")]
+        args = [shard.index, minute, online, estimated, minute // 1440]
+        breaker = self.state.record_breaker
+        if breaker.is_open:
+            return
+        try:
+            scripts.run(self.client, "raise", keys, args)
+        except RedisError as exc:  # the site's keys fail, not this shard's
+            breaker.failed(exc)
+        else:
+            breaker.succeeded()
+
+    def record_in_room(self, room: str, kind: Kind, member: str) -> float | None:
+        """Mark ``member`` as in ``room`` now; ``None`` if the room, or a
+        newcomer to it, was refused because the rooms are full (in the
+        member's shard, when there are several)."""
+        config, shard = self.config, self.shard_of(member)
+        is_user = kind in ("users", "hidden")
+        keys = [
+            shard.key("rooms"),
+            shard.key("room-sizes"),
+            shard.key("room-members"),
+            shard.room_key(room, "users" if is_user else kind),
+        ]
+        if is_user:
+            keys += [
+                shard.room_key(room, "hidden"),
+                shard.key("invisible"),
+                shard.key(f"rooms-of:{member}"),
+            ]
+        args: list[Arg] = [
+            kind,
+            member,
+            config.window,
+            config.max_members,
+            room,
+            config.max_rooms,
+            "1" if config.allow_invisible else "0",
+        ]
+        now = scripts.run(self.client, "room", keys, args)
+        return None if now is None else float(now)
+
+    def log_out(self, pk: str, device: str) -> LoggedOut:
+        """The user ``pk`` logged out on ``device``: take them off the lists,
+        rooms included, unless another device of theirs was seen within the
+        guard period. One round trip, two if they were in rooms."""
+        shard = self.shard_of(pk)
+        keys = [
+            shard.key(name)
+            for name in ("users", "hidden", f"devices:{pk}", f"rooms-of:{pk}", "where")
+        ]
+        args: list[Arg] = [pk, device, self.config.guard_seconds]
+        reply = scripts.run(self.client, "log_out", keys, args)
+        if reply is None:
+            return LoggedOut(removed=False, hidden=False)
+        was_hidden, rooms = reply
+        if rooms:
+            pipe = self.client.pipeline(transaction=False)
+            for room in decoded(rooms):
+                pipe.zrem(shard.room_key(room, "users"), pk)
+                pipe.zrem(shard.room_key(room, "hidden"), pk)
+            pipe.execute()
+        return LoggedOut(removed=True, hidden=bool(was_hidden))
+
+    def set_invisible(self, pk: str, invisible: bool) -> bool:
+        """Mirror a user's choice to appear offline and move them at once, in
+        the site's sets and their rooms' (one round trip, three if in rooms).
+        ``False`` if the mirror is missing: load it (:meth:`load_invisible`),
+        then call again."""
+        shard = self.shard_of(pk)
+        keys = [shard.key(name) for name in ("invisible", "users", "hidden")]
+        keys.append(shard.key(f"rooms-of:{pk}"))
+        args: list[Arg] = [pk, "1" if invisible else "0", self.config.window]
+        rooms = scripts.run(self.client, "visibility", keys, args)
+        if rooms is None:
+            return False
+        if rooms:
+            leave: Kind = "users" if invisible else "hidden"
+            join: Kind = "hidden" if invisible else "users"
+            self._move_in_rooms(shard, pk, decoded(rooms), leave, join)
+        return True
+
+    def _move_in_rooms(
+        self, shard: Shard, pk: str, rooms: list[str], leave: Kind, join: Kind
+    ) -> None:
+        """Move ``pk`` from ``leave`` to ``join`` in each room, keeping when
+        they were seen: two pipelined round trips."""
+        reads = self.client.pipeline(transaction=False)
+        for room in rooms:
+            reads.zscore(shard.room_key(room, leave), pk)
+        writes = self.client.pipeline(transaction=False)
+        for room, seen in zip(rooms, reads.execute(), strict=True):
+            if seen is not None:
+                writes.zrem(shard.room_key(room, leave), pk)
+                writes.zadd(shard.room_key(room, join), {pk: seen})
+                writes.expire(shard.room_key(room, join), self.config.window)
+        writes.execute()
+
+    def load_invisible(self, pks: Iterable[object]) -> int:
+        """Fill the mirror of the users who chose to appear offline (after
+        Redis lost it) in every shard, whole or not at all: one round trip
+        however many there are (a script per shard and thousand users)."""
+        members: dict[Shard, list[str]] = {shard: [] for shard in self.shards}
+        for pk in pks:
+            members[self.shard_of(str(pk))].append(str(pk))
+        calls = []
+        for shard, chosen in members.items():
+            keys = [
+                shard.key("invisible"),
+                shard.key(f"loading:{secrets.token_hex(8)}"),
+            ]
+            starts = range(0, max(len(chosen), 1), BATCH)
+            for start in starts:
+                last = "1" if start == starts[-1] else "0"
+                batch = chosen[start : start + BATCH]
+                calls.append(Call("load_invisible", keys, [last, *batch], shard))
+        return sum(int(n) for n in scripts.run_all(self.client, calls))
+
+    def sync_clock(self, shard: int | None = None) -> None:
+        """Learn Redis' time and the data generation of ``shard`` (of every
+        shard if ``None``) now."""
+        chosen = self.shards if shard is None else (self.shards[shard],)
+        calls = [Call("clock", [one.key("meta")], [], one) for one in chosen]
+        answered, _ = scripts.run_shards(self.client, calls, self.state.shard_breakers)
+        for call, (now, generation) in answered:
+            self.state.clock.observe(float(now), generation.decode(), call.shard.index)
+
+    def reset_most_ever_online(self) -> bool:
+        """Forget the record; whether there was one."""
+        return bool(self.client.delete(self.layout.site_key("record")))
+
+
+def decoded(names: Any) -> list[str]:
+    return [bytes(name).decode() for name in names]
