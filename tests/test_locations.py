@@ -7,6 +7,7 @@ from collections.abc import Callable
 import pytest
 from django.contrib.auth.models import User
 from django.test import Client
+from django.utils import translation
 from pytest_django.fixtures import Settings as SettingsWrapper
 from redis import Redis
 
@@ -59,6 +60,15 @@ def test_a_page_of_a_urlconf_set_by_middleware_gives_its_label(
     ]
     alices.get("/elsewhere/")
     assert where(alice) == ("Reading the forum", "/elsewhere/")
+
+
+def test_a_label_is_written_in_the_language_of_the_page_view(
+    alices: Client, alice: User
+) -> None:
+    alices.get("/lazily-labelled/")
+    with translation.override("de"):
+        alices.get("/lazily-labelled/")
+    assert where(alice) == ("Wer ist online", "/lazily-labelled/")
 
 
 def test_a_page_without_a_label_leaves_no_location(alices: Client, alice: User) -> None:

@@ -19,13 +19,13 @@ from typing import Any, TypeVar
 from django.conf import settings
 from django.http import HttpRequest
 from django.urls import Resolver404, resolve
-from django.utils.translation import get_language
+from django.utils.functional import Promise
 
 from whos_online.conf import conf
 from whos_online.state import BoundedMemo
 
-# (URLconf, language, path, path_info) -> the location of a page view there.
-LocationMemo = BoundedMemo[tuple[str, str, str, str], str]
+# (URLconf, path, path_info) -> the label of the page there ("" for none).
+LocationMemo = BoundedMemo[tuple[str, str, str], object]
 
 View = TypeVar("View", bound=Callable[..., Any])
 
@@ -42,7 +42,7 @@ class Location:
     url: str
 
 
-def location(label: str) -> Callable[[View], View]:
+def location(label: str | Promise) -> Callable[[View], View]:
     """Label the decorated view: ``@location(_("Reading the forum"))``."""
 
     def decorator(view: View) -> View:
@@ -55,7 +55,7 @@ def location(label: str) -> Callable[[View], View]:
 class LocationMixin:
     """For class-based views: set ``location`` to the page's label."""
 
-    location: str = ""
+    location: str | Promise = ""
 
     @classmethod
     def as_view(cls, **initkwargs: Any) -> Any:
@@ -75,28 +75,30 @@ def location_of(request: HttpRequest, memo: LocationMemo | None = None) -> str:
     # Middleware may give the request a URLconf of its own; Django applies it
     # only after every middleware has run.
     urlconf = str(getattr(request, "urlconf", None) or settings.ROOT_URLCONF)
-    if memo is None:
-        return _page_location(request, urlconf)
-    key = (urlconf, get_language(), request.path, request.path_info)
-    found = memo.get(key)
-    if found is None:
-        found = memo.put(key, _page_location(request, urlconf))
-    return found
-
-
-def _page_location(request: HttpRequest, urlconf: str) -> str:
-    try:
-        match = resolve(request.path_info, urlconf)
-    except Resolver404:
-        return ""
-    label = getattr(match.func, ATTRIBUTE, None) or conf.LOCATIONS.get(
-        match.view_name, ""
-    )
     path = request.path
+    if memo is None:
+        label = _label_of(request, urlconf)
+    else:
+        # The label as the view gives it: a lazy one is put into words in
+        # the language of each page view.
+        key = (urlconf, path, request.path_info)
+        label = memo.get(key)
+        if label is None:
+            label = memo.put(key, _label_of(request, urlconf))
     if not label or len(path) > MAX_PATH_LENGTH:
         return ""
     words = " ".join(str(label).split())[:MAX_LABEL_LENGTH]
     return f"{words}{SEPARATOR}{path}"
+
+
+def _label_of(request: HttpRequest, urlconf: str) -> object:
+    try:
+        match = resolve(request.path_info, urlconf)
+    except Resolver404:
+        return ""
+    return getattr(match.func, ATTRIBUTE, None) or conf.LOCATIONS.get(
+        match.view_name, ""
+    )
 
 
 def parse(stored: bytes | str | None) -> Location | None:

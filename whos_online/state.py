@@ -223,8 +223,8 @@ class State:
         self.clock = ServerClock(shards)
         # (cookie, session key, binding) -> the verified guard or None.
         self.guards: BoundedMemo[tuple[str, str, str], Any] = BoundedMemo(4096)
-        # (URLconf, language, path, path_info) -> the location of a page view.
-        self.locations: BoundedMemo[tuple[str, str, str, str], str] = BoundedMemo(4096)
+        # (URLconf, path, path_info) -> the label of the page there.
+        self.locations: BoundedMemo[tuple[str, str, str], object] = BoundedMemo(4096)
         self.bots = Throttle()
         self.refused = RateLimitedLog()
         # (room, with hidden users) -> (taken at, names asked, snapshot), for
