@@ -48,8 +48,11 @@ def record(
     location: str = "",
     left_guest: str = "",
     least_interval: float = 0,
+    last_recorded: float | None = None,
 ) -> Stamp | None:
-    sighting = Sighting(kind, member, device, location, left_guest, least_interval)
+    sighting = Sighting(
+        kind, member, device, location, left_guest, least_interval, last_recorded
+    )
     return get_store().record(sighting)
 
 

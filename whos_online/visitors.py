@@ -258,7 +258,11 @@ class Visit:
             )
         else:
             sighting = Sighting.page_view(
-                visitor.kind, visitor.member, device=device, location=where
+                visitor.kind,
+                visitor.member,
+                device=device,
+                location=where,
+                last_recorded=self._last_recorded(visitor),
             )
         self.stamp = self._recorded(sighting)
         if self.stamp is not None and where:
@@ -269,6 +273,15 @@ class Visit:
         if self.location is None:
             self.location = locations.location_of(self.request)
         return self.location
+
+    def _last_recorded(self, visitor: Visitor) -> float | None:
+        """When the visitor was last recorded, by Redis' clock, if their guard
+        (run out, but verified) says so: it was issued to them then (to this
+        session, whose user the session, not the guard, says)."""
+        found = self.guard
+        if found is None or found.is_guests != (visitor.kind == "guests"):
+            return None
+        return found.expires - self.config.guard_seconds
 
     def heartbeat(self, least_interval: float) -> Stamp | None:
         """Record the logged-in user now, unless they were recorded less than

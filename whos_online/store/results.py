@@ -24,12 +24,24 @@ class Sighting:
     """The guest (stored form) who just logged in as this user."""
     least_interval: float = 0
     """Not recorded again within this many seconds of the last record."""
+    last_recorded: float | None = None
+    """When this member was last recorded, by Redis' clock, as the caller
+    knows it (a guard names it): a renewal it vouches for costs plain
+    commands instead of the record script."""
 
     @classmethod
     def page_view(
-        cls, kind: Kind, member: str, *, device: str = "", location: str = ""
+        cls,
+        kind: Kind,
+        member: str,
+        *,
+        device: str = "",
+        location: str = "",
+        last_recorded: float | None = None,
     ) -> Sighting:
-        return cls(kind, member, device=device, location=location)
+        return cls(
+            kind, member, device=device, location=location, last_recorded=last_recorded
+        )
 
     @classmethod
     def login(

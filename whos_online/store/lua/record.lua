@@ -5,37 +5,41 @@
 -- KEYS[1]  the set of the member's kind: users (for the kinds users and
 --          hidden), guests or bots
 -- KEYS[2]  the shard's meta hash: "generation", an id that changes when Redis
---          loses its data, and "minute", the last minute a record asked for
---          a tick
+--          loses its data
+-- KEYS[3]  this minute's tick key: the first record of the minute sets it
 -- For people (the kinds users, hidden and guests), also:
--- KEYS[3]  this minute's HyperLogLog of the users or guests recorded, which
+-- KEYS[4]  this minute's HyperLogLog of the users or guests recorded, which
 --          counts a set that is at its cap
--- KEYS[4]  today's visitors: a set of user keys, or a HyperLogLog of guests
+-- KEYS[5]  today's visitors: a set of user keys, or a HyperLogLog of guests
 -- For users (the kinds users and hidden), also:
--- KEYS[5]  the hidden set; a user is in at most one of KEYS[1] and KEYS[5]
--- KEYS[6]  the invisible set: keys of users who chose to appear offline, and
+-- KEYS[6]  the hidden set; a user is in at most one of KEYS[1] and KEYS[6]
+-- KEYS[7]  the invisible set: keys of users who chose to appear offline, and
 --          '' once it is loaded from the database
--- KEYS[7]  the user's devices set (session hash -> last seen)
--- KEYS[8]  the locations hash (user key -> "label<TAB>path")
+-- KEYS[8]  the user's devices set (session hash -> last seen)
+-- KEYS[9]  the locations hash (user key -> "label<TAB>path")
 --
 -- ARGV[1]  the kind: users, hidden, guests or bots
 -- ARGV[2]  the member
 -- ARGV[3]  the window, in seconds
 -- ARGV[4]  the most members a set keeps
 -- ARGV[5]  least seconds since the member's last record, or 0 for always
--- ARGV[6]  the device to mark in KEYS[7], or ''
--- ARGV[7]  the location to keep in KEYS[8], or '' to leave it be
--- ARGV[8]  '1' if users may choose to be invisible (consult KEYS[6])
+-- ARGV[6]  the device to mark in KEYS[8], or ''
+-- ARGV[7]  the location to keep in KEYS[9], or '' to leave it be
+-- ARGV[8]  '1' if users may choose to be invisible (consult KEYS[7])
 --
 -- A user of kind users is recorded as hidden when they chose to be, and also
--- while KEYS[6] is missing (Redis lost it): privacy fails closed until the
+-- while KEYS[7] is missing (Redis lost it): privacy fails closed until the
 -- caller loads the mirror and records again. A member new to a set that is
 -- at its cap takes the place of a member who left the window, never of one
--- online: when there is none, it is only counted in KEYS[3].
+-- online: when there is none, it is only counted in KEYS[4].
+--
+-- A renewal the caller can vouch for is cheaper in plain commands (see
+-- Writes._renewed): what it does must stay what this script does for a
+-- member already online.
 --
 -- Returns {now as "seconds.micros", generation, entered (1 if the member was
--- not online before), hidden (1 if recorded in KEYS[5]), unloaded (1 if
--- KEYS[6] is missing), tick (1 if this is the shard's first record of the
+-- not online before), hidden (1 if recorded in KEYS[6]), unloaded (1 if
+-- KEYS[7] is missing), tick (1 if this is the shard's first record of the
 -- minute: the caller runs tick.lua)}, or false when ARGV[5] refused it.
 
 local t = redis.call('TIME')
@@ -47,11 +51,11 @@ local is_user = kind == 'users' or kind == 'hidden'
 
 local target, other, hidden, unloaded = KEYS[1], nil, 0, 0
 if is_user then
-  other = KEYS[5]
+  other = KEYS[6]
   if kind == 'hidden' then
     hidden = 1
   elseif ARGV[8] == '1' then
-    local mirror = redis.call('SMISMEMBER', KEYS[6], '', member)
+    local mirror = redis.call('SMISMEMBER', KEYS[7], '', member)
     if mirror[1] == 0 then
       hidden, unloaded = 1, 1
     elseif mirror[2] == 1 then
@@ -59,7 +63,7 @@ if is_user then
     end
   end
   if hidden == 1 then
-    target, other = KEYS[5], KEYS[1]
+    target, other = KEYS[6], KEYS[1]
   end
 end
 
@@ -69,17 +73,12 @@ if least > 0 and last and tonumber(now) - tonumber(last) < least then
   return false
 end
 
-local meta = redis.call('HMGET', KEYS[2], 'generation', 'minute')
-local generation, tick = meta[1], 0
+local generation = redis.call('HGET', KEYS[2], 'generation')
 if not generation then
   generation = t[1] .. micros
   redis.call('HSET', KEYS[2], 'generation', generation)
 end
-local minute = tostring(math.floor(tonumber(t[1]) / 60))
-if meta[2] ~= minute then
-  redis.call('HSET', KEYS[2], 'minute', minute)
-  tick = 1
-end
+local tick = redis.call('SET', KEYS[3], '1', 'NX', 'EX', 120) and 1 or 0
 
 local room = true
 if not last then
@@ -103,36 +102,36 @@ if room then
 end
 
 if kind ~= 'bots' then
-  if target == KEYS[1] and redis.call('PFADD', KEYS[3], member) == 1 then
-    redis.call('EXPIRE', KEYS[3], tonumber(ARGV[3]) + 120)
+  if target == KEYS[1] and redis.call('PFADD', KEYS[4], member) == 1 then
+    redis.call('EXPIRE', KEYS[4], tonumber(ARGV[3]) + 120)
   end
   -- Today's visitors change only when someone comes online, or is seen for
   -- the first time since midnight.
   local midnight = tonumber(t[1]) - tonumber(t[1]) % 86400
   if room and (entered or tonumber(last) < midnight) then
     if not is_user then
-      redis.call('PFADD', KEYS[4], member)
-      redis.call('EXPIRE', KEYS[4], 172800)
-    elseif redis.call('SCARD', KEYS[4]) < tonumber(ARGV[4]) then
-      redis.call('SADD', KEYS[4], member)
-      redis.call('EXPIRE', KEYS[4], 172800)
+      redis.call('PFADD', KEYS[5], member)
+      redis.call('EXPIRE', KEYS[5], 172800)
+    elseif redis.call('SCARD', KEYS[5]) < tonumber(ARGV[4]) then
+      redis.call('SADD', KEYS[5], member)
+      redis.call('EXPIRE', KEYS[5], 172800)
     end
   end
 end
 
 if is_user and room then
   if ARGV[6] ~= '' then
-    if redis.call('ZADD', KEYS[7], now, ARGV[6]) == 1 then
+    if redis.call('ZADD', KEYS[8], now, ARGV[6]) == 1 then
       -- A new device: those not seen within the window leave, and a user
       -- keeps at most 5, so memory and logging out stay bounded.
-      redis.call('ZREMRANGEBYSCORE', KEYS[7], '-inf', '(' .. since)
-      redis.call('ZREMRANGEBYRANK', KEYS[7], 0, -6)
+      redis.call('ZREMRANGEBYSCORE', KEYS[8], '-inf', '(' .. since)
+      redis.call('ZREMRANGEBYRANK', KEYS[8], 0, -6)
     end
-    redis.call('EXPIRE', KEYS[7], ARGV[3])
+    redis.call('EXPIRE', KEYS[8], ARGV[3])
   end
   if ARGV[7] ~= '' then
-    redis.call('HSET', KEYS[8], member, ARGV[7])
-    redis.call('EXPIRE', KEYS[8], ARGV[3])
+    redis.call('HSET', KEYS[9], member, ARGV[7])
+    redis.call('EXPIRE', KEYS[9], ARGV[3])
   end
 end
 return {now, generation, entered and 1 or 0, hidden, unloaded, tick}

@@ -1,0 +1,130 @@
+"""A returning visitor, whose guard ran out but names their last record, is
+renewed with plain commands instead of the record script; whenever Redis'
+answer shows the renewal did not leave them where the script would, the
+script records them."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+from django.contrib.auth.models import User
+from django.test import Client
+from redis import Redis
+
+from tests import presence
+from tests.conftest import Clock, CommandCounter
+from tests.test_signals import Heard, came_online
+from whos_online.conf import get_config
+
+__all__ = ["came_online"]  # a fixture, used by name
+
+pytestmark = pytest.mark.django_db
+
+ADDRESS = "192.0.2.7"
+
+
+def guard_runs_out(clock: Clock) -> None:
+    """The guard runs out, on a busy site: other requests keep this process
+    informed of Redis' clock."""
+    clock.advance(get_config().guard_seconds + 1)
+    presence.sync_clock()
+
+
+def test_a_returning_guest_is_renewed_without_the_script(
+    clock: Clock, redis_commands: CommandCounter
+) -> None:
+    browser = Client()
+    browser.get("/", REMOTE_ADDR=ADDRESS)
+    first = presence.snapshot(0, guest_limit=1).guests[0][1]
+    guard_runs_out(clock)
+    redis_commands.commands.clear()
+    redis_commands.round_trips = 0
+    browser.get("/", REMOTE_ADDR=ADDRESS)
+    assert "EVALSHA" not in redis_commands.commands
+    assert redis_commands.round_trips == 1
+    assert presence.snapshot(0, guest_limit=1).guests[0][1] > first
+
+
+def test_a_returning_user_is_renewed_without_the_script(
+    alice: User, clock: Clock, redis_commands: CommandCounter
+) -> None:
+    browser = Client()
+    browser.force_login(alice)
+    browser.get("/")
+    guard_runs_out(clock)
+    redis_commands.commands.clear()
+    browser.get("/")
+    assert "EVALSHA" not in redis_commands.commands
+    assert presence.last_seen(alice.pk) == pytest.approx(
+        presence.snapshot(0).now, abs=1
+    )
+
+
+def test_a_guest_gone_from_redis_is_recorded_by_the_script(
+    clock: Clock, redis_client: Redis
+) -> None:
+    browser = Client()
+    browser.get("/", REMOTE_ADDR=ADDRESS)
+    redis_client.zrem(presence.key("guests"), ADDRESS)
+    guard_runs_out(clock)
+    browser.get("/", REMOTE_ADDR=ADDRESS)
+    assert [guest for guest, _ in presence.snapshot(0, guest_limit=5).guests] == [
+        ADDRESS
+    ]
+
+
+def test_a_user_is_renewed_by_the_script_while_the_mirror_is_missing(
+    alice: User, clock: Clock, redis_client: Redis, redis_commands: CommandCounter
+) -> None:
+    browser = Client()
+    browser.force_login(alice)
+    browser.get("/")
+    redis_client.delete(presence.key("invisible"))
+    guard_runs_out(clock)
+    redis_commands.commands.clear()
+    browser.get("/")
+    assert "EVALSHA" in redis_commands.commands
+    assert redis_client.exists(presence.key("invisible"))  # loaded again
+
+
+def test_a_user_who_left_the_window_comes_online_again(
+    alice: User, clock: Clock, came_online: Heard
+) -> None:
+    browser = Client()
+    browser.force_login(alice)
+    browser.get("/")
+    clock.advance(get_config().window + 1)
+    browser.get("/")
+    assert len(came_online.payloads) == 2
+
+
+def test_the_first_visit_after_midnight_counts_in_the_new_day(clock: Clock) -> None:
+    browser = Client()
+    clock.advance(86400 - time.time() % 86400 - 100)  # 100 s before midnight
+    browser.get("/", REMOTE_ADDR=ADDRESS)
+    guard_runs_out(clock)
+    browser.get("/", REMOTE_ADDR=ADDRESS)
+    assert presence.snapshot(0).today.guests == 1
+
+
+def test_a_renewal_on_a_page_without_a_label_keeps_the_users_location(
+    alice: User, clock: Clock
+) -> None:
+    browser = Client()
+    browser.force_login(alice)
+    browser.get("/forum/")
+    guard_runs_out(clock)
+    browser.get("/")
+    assert presence.snapshot(1).where[str(alice.pk)].startswith(b"Reading the forum")
+
+
+def test_a_user_seen_on_no_session_is_renewed_too(
+    alice: User, clock: Clock, redis_commands: CommandCounter
+) -> None:
+    first = presence.record_user(alice.pk)
+    clock.advance(1)
+    redis_commands.commands.clear()
+    stamp = presence.record("users", str(alice.pk), last_recorded=first)
+    assert stamp is not None and not stamp.entered
+    assert "EVALSHA" not in redis_commands.commands
