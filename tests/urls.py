@@ -5,6 +5,7 @@ from django.contrib.auth import get_user_model, login, logout
 from django.http import HttpRequest, HttpResponse
 from django.template import engines
 from django.urls import include, path
+from django.utils.translation import gettext_lazy
 from django.views import View
 from django.views.decorators.cache import cache_page
 
@@ -93,6 +94,12 @@ def forum(request: HttpRequest) -> HttpResponse:
     return HttpResponse("the forum")
 
 
+@location(gettext_lazy("Who is online"))
+def lazily_labelled(request: HttpRequest) -> HttpResponse:
+    """A page labelled in the words of each visitor's language."""
+    return HttpResponse("a translated page")
+
+
 class Members(LocationMixin, View):
     location = "Looking at the members"
 
@@ -103,6 +110,7 @@ class Members(LocationMixin, View):
 urlpatterns = [
     path("forum/", forum),
     path("members/", Members.as_view()),
+    path("lazily-labelled/", lazily_labelled),
     path("busy-page/", busy_page),
     path("cached/", cached),
     path("room-widget/<str:room>/", widget_of_room),
