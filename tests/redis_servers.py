@@ -31,7 +31,6 @@ from pytest_django.fixtures import Settings as SettingsWrapper
 from redis import Redis, RedisError
 from redis.cluster import RedisCluster
 
-
 REDIS_SERVER = shutil.which("redis-server")
 REDIS_CLI = shutil.which("redis-cli")
 SENTINEL_SERVICE = "whos_online_test"
