@@ -4,18 +4,20 @@ import os
 import time
 import uuid
 from collections.abc import Callable, Iterator
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
 from django.contrib.auth.models import User
 from django.test import Client
 from django_redis import get_redis_connection
+from fakeredis import _helpers as fakeredis_helpers
+from fakeredis.commands_mixins import server_mixin as fakeredis_server
 from pytest_django.fixtures import Settings as SettingsWrapper
 from redis import Redis
 from redis.client import Pipeline
 
 from tests import presence
-from whos_online import state
 from whos_online.store import get_store, scripts
 
 
@@ -24,7 +26,7 @@ def isolated_presence(settings: SettingsWrapper) -> Iterator[str]:
     """Give each test keys of its own and clean up after.
 
     A new prefix is a setting change, so the process state derived from
-    settings (breaker, guards, clock, salt, throttle) starts afresh too. The
+    settings (breaker, guards, clock, throttle) starts afresh too. The
     mirror of users who chose to appear offline starts loaded and empty, as
     on a running site (tests of losing it delete it).
     Only keys under this test's prefix (its shards' included) are deleted,
@@ -60,8 +62,25 @@ def clock(monkeypatch: pytest.MonkeyPatch) -> Clock:
     wall, monotonic = time.time, time.monotonic
     monkeypatch.setattr(time, "time", lambda: wall() + moved.ahead)
     monkeypatch.setattr(time, "monotonic", lambda: monotonic() + moved.ahead)
-    monkeypatch.setattr(state, "local_time", time.time)  # bound at import
     return moved
+
+
+@pytest.fixture
+def step_wall_clock(
+    monkeypatch: pytest.MonkeyPatch, clock: Clock
+) -> Callable[[float], None]:
+    """Step this web server's wall clock (``time.time``) by some seconds, as
+    an operator or NTP may, while its monotonic clock runs on and Redis (the
+    in-process fakeredis here) keeps true time."""
+    true_time = time.time
+    redis_time = SimpleNamespace(time=true_time)
+    monkeypatch.setattr(fakeredis_helpers, "time", redis_time)
+    monkeypatch.setattr(fakeredis_server, "time", redis_time)
+
+    def step(seconds: float) -> None:
+        monkeypatch.setattr(time, "time", lambda: true_time() + seconds)
+
+    return step
 
 
 @pytest.fixture
@@ -108,6 +127,10 @@ class CommandCounter:
 
     def __len__(self) -> int:
         return len(self.commands)
+
+    def reset(self) -> None:
+        self.commands.clear()
+        self.round_trips = 0
 
     def sent(self, commands: list[tuple[Any, ...]]) -> None:
         kept = [args for args in commands if not _is_minute_script(args)]

@@ -2,14 +2,22 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+from io import StringIO
 from typing import Any
 
 import pytest
 from django.core.exceptions import ImproperlyConfigured
+from django.core.management import call_command
+from django.db import connection
+from django.db.migrations.recorder import MigrationRecorder
 from django.http import HttpResponse
 from pytest_django.fixtures import Settings as SettingsWrapper
 
 from whos_online import checks
+from whos_online.conf import conf
 from whos_online.middleware import WhosOnlineMiddleware
 
 SESSION = "django.contrib.sessions.middleware.SessionMiddleware"
@@ -231,9 +239,140 @@ def test_djangos_cache_without_a_socket_timeout_is_w003(
     assert ids(checks.check_cache()) == ["whos_online.W003"]
 
 
+def test_a_site_without_the_app_installed_fails_to_start_with_a_clear_error() -> None:
+    """In a process of its own, as the site would start: nothing of the app
+    is imported before Django loads the middleware."""
+    started = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "from django.core.wsgi import get_wsgi_application\nget_wsgi_application()",
+        ],
+        env={
+            **os.environ,
+            "DJANGO_SETTINGS_MODULE": "tests.settings_without_whos_online",
+        },
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    last_line = started.stderr.strip().splitlines()[-1]
+    assert last_line.startswith("django.core.exceptions.ImproperlyConfigured")
+    assert "INSTALLED_APPS" in last_line
+
+
 def test_the_middleware_without_the_app_installed_is_a_clear_error(
     settings: SettingsWrapper,
 ) -> None:
     settings.INSTALLED_APPS = [a for a in settings.INSTALLED_APPS if a != "whos_online"]
     with pytest.raises(ImproperlyConfigured, match="INSTALLED_APPS"):
         WhosOnlineMiddleware(lambda request: HttpResponse())
+
+
+def our_ids(**options: Any) -> list[str]:
+    """The ids of the app's messages ``manage.py check`` reports."""
+    from django.core.checks import run_checks
+
+    return [str(m.id) for m in run_checks(**options) if str(m.id).startswith("whos")]
+
+
+def forget_migrating_the_app() -> None:
+    recorder = MigrationRecorder(connection)
+    for name in ("0001_initial", "0002_visibility"):
+        recorder.record_unapplied("whos_online", name)
+
+
+@pytest.mark.django_db
+def test_unapplied_migrations_are_w004_with_check_database() -> None:
+    forget_migrating_the_app()
+    assert our_ids(databases=["default"]) == ["whos_online.W004"]
+
+
+@pytest.mark.django_db
+def test_unapplied_migrations_are_not_looked_for_without_a_database() -> None:
+    forget_migrating_the_app()
+    assert our_ids() == []
+
+
+class NotHere:
+    """A database router that keeps the app out of every database."""
+
+    def allow_migrate(self, db: str, app_label: str, **hints: Any) -> bool | None:
+        return False if app_label == "whos_online" else None
+
+
+@pytest.mark.django_db
+def test_a_database_the_app_is_not_routed_to_is_not_looked_at(
+    settings: SettingsWrapper,
+) -> None:
+    forget_migrating_the_app()
+    settings.DATABASE_ROUTERS = [f"{__name__}.NotHere"]
+    assert our_ids(databases=["default"]) == []
+
+
+@pytest.mark.django_db
+def test_applied_migrations_pass_check_database() -> None:
+    assert our_ids(databases=["default"]) == []
+
+
+@pytest.mark.django_db
+def test_manage_py_check_database_reports_w004() -> None:
+    forget_migrating_the_app()
+    err = StringIO()
+    call_command("check", "--database", "default", stderr=err, stdout=StringIO())
+    assert "whos_online.W004" in err.getvalue()
+    assert "migrate whos_online" in err.getvalue()
+
+
+def test_a_misspelt_setting_is_w005_naming_the_right_one(
+    settings: SettingsWrapper,
+) -> None:
+    settings.WHOS_ONLINE_WINDOWS = 600
+    (message,) = checks.check_setting_names()
+    assert message.id == "whos_online.W005"
+    assert "WHOS_ONLINE_WINDOWS" in message.msg
+    assert message.hint is not None and "WHOS_ONLINE_WINDOW" in message.hint
+
+
+def test_an_unknown_setting_unlike_any_is_w005(settings: SettingsWrapper) -> None:
+    settings.WHOS_ONLINE_FLAVOUR = "vanilla"
+    (message,) = checks.check_setting_names()
+    assert message.id == "whos_online.W005"
+    assert "WHOS_ONLINE_FLAVOUR" in message.msg
+
+
+def test_every_setting_of_the_app_is_known() -> None:
+    known = {f"WHOS_ONLINE_{name}" for name in checks.SETTING_RULES}
+    documented = {name for name in dir(conf) if name.isupper()}
+    assert known == {f"WHOS_ONLINE_{name}" for name in documented}
+
+
+def test_a_location_key_that_is_not_a_url_name_is_w006(
+    settings: SettingsWrapper,
+) -> None:
+    settings.WHOS_ONLINE_LOCATIONS = {"thread": "Reading", "forum:thred": "Typo"}
+    (message,) = checks.check_locations()
+    assert message.id == "whos_online.W006"
+    assert "'forum:thred'" in message.msg
+
+
+def test_location_keys_that_are_url_names_pass(settings: SettingsWrapper) -> None:
+    settings.WHOS_ONLINE_LOCATIONS = {
+        "thread": "Reading a thread",
+        "whos_online:page": "Who is online",
+    }
+    assert checks.check_locations() == []
+
+
+def test_locations_that_are_not_a_dict_are_left_to_e007(
+    settings: SettingsWrapper,
+) -> None:
+    settings.WHOS_ONLINE_LOCATIONS = ["thread"]
+    assert checks.check_locations() == []
+    assert ids(checks.check_settings()) == ["whos_online.E007"]
+
+
+def test_the_new_checks_run_with_manage_py_check(settings: SettingsWrapper) -> None:
+    settings.WHOS_ONLINE_WINDOWS = 600
+    settings.WHOS_ONLINE_LOCATIONS = {"nowhere": "Nowhere"}
+    assert sorted(our_ids()) == ["whos_online.W005", "whos_online.W006"]

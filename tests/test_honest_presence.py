@@ -6,7 +6,6 @@ widget or write on it. One section per point of the "Honest presence" issue.
 from __future__ import annotations
 
 import logging
-import time
 from collections.abc import Callable
 
 import pytest
@@ -228,11 +227,12 @@ def test_the_beacon_takes_no_get(browser: Client) -> None:
 
 
 @pytest.fixture
-def skew(monkeypatch: pytest.MonkeyPatch) -> Callable[[float], None]:
-    """Put this web server's clock ``seconds`` off; Redis keeps true time."""
+def skew(step_wall_clock: Callable[[float], None]) -> Callable[[float], None]:
+    """Put this web server's clock ``seconds`` off, as another process would
+    find it; Redis keeps true time."""
 
     def set_skew(seconds: float) -> None:
-        monkeypatch.setattr(state, "local_time", lambda: time.time() + seconds)
+        step_wall_clock(seconds)
         another_process()
 
     return set_skew
@@ -267,6 +267,27 @@ def test_a_server_with_a_skewed_clock_sees_a_guard_run_out_on_time(
     clock.advance(301)
     browser.get("/")
     assert members(redis_client, "guests") == ["127.0.0.1"]
+
+
+def test_a_user_browsing_through_a_step_back_of_the_clock_stays_recorded(
+    browser: Client,
+    alice: User,
+    settings: SettingsWrapper,
+    clock: Clock,
+    step_wall_clock: Callable[[float], None],
+    server_now: Callable[[], float],
+) -> None:
+    settings.WHOS_ONLINE_WINDOW = 60
+    settings.WHOS_ONLINE_GUARD_SECONDS = 20
+    browser.force_login(alice)
+    browser.get("/")
+    step_wall_clock(-3600)
+    for _ in range(90):  # a page a second for longer than the window
+        clock.advance(1)
+        browser.get("/")
+    last_seen = presence.last_seen(alice.pk)
+    assert last_seen is not None
+    assert server_now() - last_seen <= 20 + state.CLOCK_REFRESH_SECONDS
 
 
 # 6. Redis losing its data does not hide people.

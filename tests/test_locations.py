@@ -7,11 +7,12 @@ from collections.abc import Callable
 import pytest
 from django.contrib.auth.models import User
 from django.test import Client
+from django.utils import translation
 from pytest_django.fixtures import Settings as SettingsWrapper
 from redis import Redis
 
 from tests import presence
-from tests.conftest import Clock
+from tests.conftest import Clock, CommandCounter
 from whos_online import api
 
 pytestmark = pytest.mark.django_db
@@ -50,6 +51,26 @@ def test_a_url_name_can_be_labelled_in_settings(
     assert where(alice) == ("Reading a thread", "/thread/7/")
 
 
+def test_a_page_of_a_urlconf_set_by_middleware_gives_its_label(
+    alices: Client, alice: User, settings: SettingsWrapper
+) -> None:
+    settings.MIDDLEWARE = [
+        "tests.urls_per_request.UseThisURLconf",
+        *settings.MIDDLEWARE,
+    ]
+    alices.get("/elsewhere/")
+    assert where(alice) == ("Reading the forum", "/elsewhere/")
+
+
+def test_a_label_is_written_in_the_language_of_the_page_view(
+    alices: Client, alice: User
+) -> None:
+    alices.get("/lazily-labelled/")
+    with translation.override("de"):
+        alices.get("/lazily-labelled/")
+    assert where(alice) == ("Wer ist online", "/lazily-labelled/")
+
+
 def test_a_page_without_a_label_leaves_no_location(alices: Client, alice: User) -> None:
     alices.get("/")
     assert where(alice) is None
@@ -82,15 +103,63 @@ def test_the_apps_own_endpoints_never_overwrite_it(
     assert where(alice) == ("Reading the forum", "/forum/")
 
 
-def test_the_location_is_that_of_the_last_record(
-    alices: Client, alice: User, clock: Clock
+def test_a_guarded_page_view_elsewhere_moves_the_location(
+    alices: Client, alice: User
 ) -> None:
     alices.get("/forum/")
-    alices.get("/members/")  # guarded: nothing is written
-    assert where(alice) == ("Reading the forum", "/forum/")
-    clock.advance(301)
     alices.get("/members/")
     assert where(alice) == ("Looking at the members", "/members/")
+
+
+def test_the_first_labelled_page_after_logging_in_sets_the_location(
+    browser: Client, alice: User
+) -> None:
+    browser.post(f"/login/{alice.pk}/")  # recorded here, where there is no label
+    browser.get("/forum/")  # guarded
+    html = Client().get(PAGE).content.decode()
+    assert '<a href="/forum/">Reading the forum</a>' in html
+
+
+@pytest.mark.usefixtures("warm_scripts")
+def test_staying_on_the_same_page_while_guarded_costs_no_round_trip(
+    alices: Client, redis_commands: CommandCounter
+) -> None:
+    alices.get("/forum/")
+    redis_commands.reset()
+    alices.get("/forum/")
+    assert redis_commands.round_trips == 0
+
+
+def test_pages_of_the_same_label_are_not_recorded_again_while_guarded(
+    alices: Client, alice: User, settings: SettingsWrapper
+) -> None:
+    settings.WHOS_ONLINE_LOCATIONS = {"thread": "Reading a thread"}
+    alices.get("/thread/7/")
+    recorded_at = presence.last_seen(alice.pk)
+    alices.get("/thread/8/")
+    assert presence.last_seen(alice.pk) == recorded_at
+    assert where(alice) == ("Reading a thread", "/thread/7/")
+
+
+@pytest.mark.usefixtures("warm_scripts")
+def test_a_background_record_leaves_the_guard_knowing_the_location(
+    alices: Client, alice: User, clock: Clock, redis_commands: CommandCounter
+) -> None:
+    alices.get("/forum/")
+    clock.advance(301)  # the guard lapsed: the heartbeat records her
+    alices.post("/whos-online/heartbeat/")
+    redis_commands.reset()
+    alices.get("/forum/")
+    assert redis_commands.round_trips == 0
+    assert where(alice) == ("Reading the forum", "/forum/")
+
+
+def test_a_page_without_a_label_leaves_the_location_while_guarded(
+    alices: Client, alice: User
+) -> None:
+    alices.get("/forum/")
+    alices.get("/")
+    assert where(alice) == ("Reading the forum", "/forum/")
 
 
 def test_guests_have_no_location(redis_client: Redis) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from hashlib import blake2b
 
 import pytest
 from django.test import Client
@@ -10,6 +11,7 @@ from pytest_django.fixtures import Settings as SettingsWrapper
 from redis import Redis
 
 from tests import presence
+from tests.conftest import Clock
 from whos_online.addresses import truncate
 from whos_online.conf import get_config
 
@@ -78,6 +80,50 @@ def test_a_hashed_guest_counts_once(redis_client: Redis) -> None:
     assert len(guests(redis_client)) == 2
 
 
+def our_values(redis_client: Redis) -> list[bytes]:
+    """Every string, and every member of every set, this test stored."""
+    found: list[bytes] = []
+    for name in redis_client.scan_iter(match=f"{{{get_config().prefix}*"):
+        kind = redis_client.type(name)
+        if kind == b"string":
+            found.append(redis_client.get(name))  # type: ignore[arg-type]
+        elif kind == b"zset":
+            found += redis_client.zrange(name, 0, -1)  # type: ignore[arg-type]
+        elif kind == b"set":
+            found += redis_client.smembers(name)  # type: ignore[arg-type]
+        elif kind == b"hash":
+            found += redis_client.hvals(name)  # type: ignore[arg-type]
+    return found
+
+
+@pytest.mark.usefixtures("hashed")
+def test_nothing_in_redis_recovers_a_hashed_address(redis_client: Redis) -> None:
+    """Whoever reads Redis (or a backup of it) tries every value there as
+    the key of the hash, as they would with a salt kept beside it."""
+    visit("203.0.113.7")
+    (member,) = guests(redis_client)
+    recovered = [
+        value
+        for value in our_values(redis_client)
+        if f"h:{blake2b(b'203.0.113.7', key=value[:64], digest_size=12).hexdigest()}"
+        == member
+    ]
+    assert recovered == []
+
+
+@pytest.mark.usefixtures("hashed")
+def test_processes_agree_on_a_guests_hash_whatever_redis_lost(
+    redis_client: Redis,
+) -> None:
+    visit("203.0.113.7")
+    for name in redis_client.scan_iter(match=f"{{{get_config().prefix}*"):
+        if not name.endswith(b":guests"):
+            redis_client.delete(name)  # expired, evicted, flushed
+    another_process()
+    visit("203.0.113.7")
+    assert len(guests(redis_client)) == 1
+
+
 @pytest.mark.usefixtures("hashed")
 def test_nothing_kept_in_redis_can_undo_the_hash(redis_client: Redis) -> None:
     visit("203.0.113.7")
@@ -90,6 +136,28 @@ def test_processes_hash_alike_at_once(redis_client: Redis) -> None:
     another_process()
     visit("203.0.113.7")
     assert len(guests(redis_client)) == 1
+
+
+@pytest.mark.usefixtures("hashed")
+def test_a_hashed_guest_is_a_new_member_the_next_day(
+    redis_client: Redis, clock: Clock
+) -> None:
+    visit("203.0.113.7")
+    (yesterdays,) = guests(redis_client)
+    clock.advance(24 * 60 * 60)
+    visit("203.0.113.7")
+    (todays,) = guests(redis_client)  # yesterday's has expired with the set
+    assert todays != yesterdays
+
+
+@pytest.mark.usefixtures("hashed")
+def test_another_secret_key_gives_other_hashes(
+    redis_client: Redis, settings: SettingsWrapper
+) -> None:
+    visit("203.0.113.7")
+    settings.SECRET_KEY = "another secret"
+    visit("203.0.113.7")
+    assert len(guests(redis_client)) == 2
 
 
 @pytest.mark.usefixtures("hashed")

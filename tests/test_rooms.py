@@ -7,6 +7,7 @@ import logging
 import pytest
 from asgiref.sync import async_to_sync
 from django.contrib.auth.models import AnonymousUser, Group, User
+from django.core.checks import run_checks
 from django.template import engines
 from django.test import AsyncClient, Client
 from pytest_django.fixtures import Settings as SettingsWrapper
@@ -125,7 +126,7 @@ def test_a_model_instance_names_its_room_from_its_label_and_key(
 def test_a_site_names_a_room_by_url_name_in_settings(
     browser: Client, redis_client: Redis, settings: SettingsWrapper
 ) -> None:
-    settings.WHOS_ONLINE_ROOMS = {"forum:topic": "topic:{pk}"}
+    settings.WHOS_ONLINE_ROOMS = {"board:topic": "topic:{pk}"}
     topic = Group.objects.create(name="Rules")
     browser.get(f"/forum/{topic.pk}/")
     assert room_members(redis_client, "guests", f"topic:{topic.pk}") == [b"127.0.0.1"]
@@ -134,7 +135,7 @@ def test_a_site_names_a_room_by_url_name_in_settings(
 def test_page_room_names_the_room_the_page_records(
     browser: Client, alice: User, settings: SettingsWrapper
 ) -> None:
-    settings.WHOS_ONLINE_ROOMS = {"forum:topic": "topic:{pk}"}
+    settings.WHOS_ONLINE_ROOMS = {"board:topic": "topic:{pk}"}
     topic = Group.objects.create(name="Rules")
     browser.force_login(alice)
     html = browser.get(f"/forum/{topic.pk}/?widget=page").content.decode()
@@ -161,7 +162,7 @@ def test_a_guest_coming_back_is_counted_once(browser: Client) -> None:
 def test_pages_that_do_not_exist_record_no_room(
     browser: Client, settings: SettingsWrapper
 ) -> None:
-    settings.WHOS_ONLINE_ROOMS = {"forum:topic": "topic:{pk}"}
+    settings.WHOS_ONLINE_ROOMS = {"board:topic": "topic:{pk}"}
     settings.WHOS_ONLINE_MAX_ROOMS = 5
     for pk in range(1000, 1200):
         assert browser.get(f"/forum/{pk}/").status_code == 404
@@ -219,8 +220,29 @@ def test_page_room_is_none_where_the_page_is_in_no_room() -> None:
 def test_rooms_that_are_not_a_dict_are_e007_and_pages_are_served(
     browser: Client, settings: SettingsWrapper
 ) -> None:
-    settings.WHOS_ONLINE_ROOMS = ["forum:topic"]
+    settings.WHOS_ONLINE_ROOMS = ["board:topic"]
     assert [m.id for m in checks.check_settings()] == ["whos_online.E007"]
     topic = Group.objects.create(name="Rules")
     assert browser.get(f"/forum/{topic.pk}/").status_code == 200
     assert presence.rooms() == []
+
+
+def test_a_rooms_key_that_is_not_a_url_name_is_w007(
+    settings: SettingsWrapper,
+) -> None:
+    settings.WHOS_ONLINE_ROOMS = {"board:topic": "topic:{pk}", "board:topik": "x"}
+    (message,) = checks.check_rooms()
+    assert message.id == "whos_online.W007"
+    assert "'board:topik'" in message.msg
+
+
+def test_rooms_that_are_not_a_dict_are_left_to_e007(
+    settings: SettingsWrapper,
+) -> None:
+    settings.WHOS_ONLINE_ROOMS = ["board:topic"]
+    assert checks.check_rooms() == []
+
+
+def test_the_rooms_check_runs_with_manage_py_check(settings: SettingsWrapper) -> None:
+    settings.WHOS_ONLINE_ROOMS = {"nowhere": "topic:{pk}"}
+    assert "whos_online.W007" in [m.id for m in run_checks()]

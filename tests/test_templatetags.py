@@ -14,6 +14,7 @@ from pytest_django.fixtures import Settings as SettingsWrapper
 
 from tests import presence
 from tests.conftest import Clock, CommandCounter
+from whos_online.conf import conf
 
 pytestmark = pytest.mark.django_db
 
@@ -380,3 +381,33 @@ def test_a_visitor_who_just_arrived_sees_themselves_despite_a_reused_snapshot(
     browser = Client()
     browser.force_login(alice)
     assert "alice" in browser.get("/busy-page/").content.decode()
+
+
+@pytest.mark.usefixtures("warm_scripts")
+def test_by_default_a_process_reuses_a_snapshot_for_two_seconds(
+    browser: Client,
+    redis_commands: CommandCounter,
+    settings: SettingsWrapper,
+    clock: Clock,
+) -> None:
+    del settings.WHOS_ONLINE_SNAPSHOT_MAX_AGE
+    assert conf.SNAPSHOT_MAX_AGE == 2.0
+    settings.WHOS_ONLINE_SNAPSHOT_MAX_AGE = conf.SNAPSHOT_MAX_AGE
+    browser.get("/busy-page/")
+    redis_commands.commands.clear()
+    browser.get("/busy-page/")
+    assert redis_commands.commands == []
+    clock.advance(2.1)
+    browser.get("/busy-page/")
+    assert "EVALSHA" in redis_commands.commands
+
+
+def test_a_user_who_turns_invisible_is_off_the_next_page_despite_a_reused_snapshot(
+    settings: SettingsWrapper, alice: User
+) -> None:
+    settings.WHOS_ONLINE_SNAPSHOT_MAX_AGE = 30
+    browser = Client()
+    browser.force_login(alice)
+    browser.get("/busy-page/")
+    browser.post("/whos-online/visibility/", {"invisible": "1"})
+    assert "alice" not in Client().get("/busy-page/").content.decode()

@@ -7,6 +7,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404
 from django.template import engines
 from django.urls import include, path
+from django.utils.translation import gettext_lazy
 from django.views import View
 from django.views.decorators.cache import cache_page
 
@@ -138,6 +139,12 @@ def forum(request: HttpRequest) -> HttpResponse:
     return HttpResponse("the forum")
 
 
+@location(gettext_lazy("Who is online"))
+def lazily_labelled(request: HttpRequest) -> HttpResponse:
+    """A page labelled in the words of each visitor's language."""
+    return HttpResponse("a translated page")
+
+
 class Members(LocationMixin, View):
     location = "Looking at the members"
 
@@ -149,10 +156,11 @@ urlpatterns = [
     path("forum/", forum),
     path(
         "forum/",
-        include(([path("<int:pk>/", third_party_topic, name="topic")], "forum")),
+        include(([path("<int:pk>/", third_party_topic, name="topic")], "board")),
     ),
     path("missing-thread/<int:pk>/", missing_thread),
     path("members/", Members.as_view()),
+    path("lazily-labelled/", lazily_labelled),
     path("busy-page/", busy_page),
     path("thread-of-authors/", thread_of_authors),
     path("cached/", cached),

@@ -65,10 +65,24 @@ def client_address(
     remote = normalise(meta.get("REMOTE_ADDR"))
     if remote is None or not (proxy_count or networks):
         return remote
-    if networks and not _is_trusted(remote, networks):
-        return remote  # the request did not come through a known proxy
     forwarded = meta.get("HTTP_X_FORWARDED_FOR")
     if not isinstance(forwarded, str) or len(forwarded) > MAX_FORWARDED_LENGTH:
+        forwarded = None
+    return _behind_proxies(remote, forwarded, proxy_count, networks)
+
+
+# A guest's guard is checked against their address on every guarded request,
+# and the same few headers recur.
+@functools.lru_cache(maxsize=4096)
+def _behind_proxies(
+    remote: str,
+    forwarded: str | None,
+    proxy_count: int,
+    networks: tuple[IPNetwork, ...],
+) -> str | None:
+    if networks and not _is_trusted(remote, networks):
+        return remote  # the request did not come through a known proxy
+    if forwarded is None:
         return None
     chain = [part.strip() for part in forwarded.split(",")] + [remote]
     if networks:

@@ -5,14 +5,16 @@ Every ID is documented in docs/checks.md.
 
 from __future__ import annotations
 
+import difflib
 import ipaddress
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any, cast
 
 from django.conf import settings
 from django.core.cache import InvalidCacheBackendError, caches
 from django.core.checks import CheckMessage, Error, Warning
-from django.urls import NoReverseMatch, reverse
+from django.db import connections, router
+from django.urls import NoReverseMatch, get_resolver, reverse
 from django.utils.module_loading import import_string
 
 from whos_online.conf import MAX_SHARDS, conf
@@ -323,3 +325,99 @@ def check_settings(**kwargs: Any) -> list[CheckMessage]:
                 )
             )
     return errors
+
+
+def check_setting_names(**kwargs: Any) -> list[CheckMessage]:
+    """A ``WHOS_ONLINE_`` setting the app does not have is a typo: its
+    value is never read."""
+    known = [f"WHOS_ONLINE_{name}" for name in SETTING_RULES]
+    messages: list[CheckMessage] = []
+    for name in sorted(dir(settings)):
+        if not name.startswith("WHOS_ONLINE_") or name in known:
+            continue
+        close = difflib.get_close_matches(name, known, n=1)
+        messages.append(
+            Warning(
+                f"{name} is not a setting of the app, so it does nothing.",
+                hint=f"Did you mean {close[0]}?"
+                if close
+                else "The settings are listed in the docs (docs/settings.md).",
+                id="whos_online.W005",
+            )
+        )
+    return messages
+
+
+def check_locations(**kwargs: Any) -> list[CheckMessage]:
+    """Each key of ``WHOS_ONLINE_LOCATIONS`` names a URL pattern."""
+    labels = cast(object, conf.LOCATIONS)
+    if not isinstance(labels, dict):
+        return []  # reported by check_settings
+    return [
+        Warning(
+            f"WHOS_ONLINE_LOCATIONS has {name!r}, which is not the name of a "
+            "URL pattern, so no page gets its label.",
+            hint='Use the name given to path(), with its namespace: "forum:thread".',
+            id="whos_online.W006",
+        )
+        for name in labels
+        if isinstance(name, str) and not _is_url_name(name)
+    ]
+
+
+def check_rooms(**kwargs: Any) -> list[CheckMessage]:
+    """Each key of ``WHOS_ONLINE_ROOMS`` names a URL pattern."""
+    rooms = cast(object, conf.ROOMS)
+    if not isinstance(rooms, dict):
+        return []  # reported by check_settings
+    return [
+        Warning(
+            f"WHOS_ONLINE_ROOMS has {name!r}, which is not the name of a "
+            "URL pattern, so no page is in its room.",
+            hint='Use the name given to path(), with its namespace: "forum:topic".',
+            id="whos_online.W007",
+        )
+        for name in rooms
+        if isinstance(name, str) and not _is_url_name(name)
+    ]
+
+
+def _is_url_name(name: str) -> bool:
+    resolver = get_resolver()
+    *namespaces, url_name = name.split(":")
+    for namespace in namespaces:
+        if namespace not in resolver.namespace_dict:
+            return False
+        resolver = resolver.namespace_dict[namespace][1]
+    return url_name in resolver.reverse_dict
+
+
+def check_migrations(
+    databases: Iterable[str] | None = None, **kwargs: Any
+) -> list[CheckMessage]:
+    """The app's migrations are applied (``check --database``): without its
+    table, users are counted but listed nowhere, as if they hid."""
+    from django.db.migrations.executor import MigrationExecutor
+
+    messages: list[CheckMessage] = []
+    for alias in databases or ():
+        if not router.allow_migrate(alias, "whos_online"):
+            continue
+        executor = MigrationExecutor(connections[alias])
+        ours = [
+            node
+            for node in executor.loader.graph.leaf_nodes()
+            if node[0] == "whos_online"
+        ]
+        unapplied = executor.migration_plan(ours)
+        if unapplied:
+            messages.append(
+                Warning(
+                    f"The database {alias!r} lacks {len(unapplied)} migration(s) "
+                    "of whos_online, so users' choices to appear offline cannot "
+                    "be read and no user is listed as online.",
+                    hint="Run `manage.py migrate whos_online`.",
+                    id="whos_online.W004",
+                )
+            )
+    return messages

@@ -110,7 +110,7 @@ class Settings:
     @property
     def SNAPSHOT_MAX_AGE(self) -> float:
         """Seconds a process may reuse a snapshot for other pages (0: never)."""
-        return getattr(settings, "WHOS_ONLINE_SNAPSHOT_MAX_AGE", 0)
+        return getattr(settings, "WHOS_ONLINE_SNAPSHOT_MAX_AGE", 2.0)
 
     @property
     def ROOMS(self) -> dict[str, str]:

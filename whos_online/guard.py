@@ -1,41 +1,41 @@
-"""The guard cookie: proof that a visitor was recorded a moment ago, and who.
+"""The guard cookie: proof that a visitor was recorded a moment ago.
 
 While a guard holds, the middleware sends nothing to Redis and loads
 neither the session nor the user. A guard is
-``"<expires>.<kind>.<generation>.<pk>.<mac>"``: kind ``u`` for a user, with
-their primary key when it is safe in a cookie, or ``g`` for a guest, with
-none. ``expires`` is on Redis' clock, so web servers whose clocks disagree
-agree on when it runs out, and ``generation`` names the Redis data it vouches
-for, so a guard issued before Redis lost its data no longer holds. The MAC
-(keyed BLAKE2b under a key derived from ``SECRET_KEY``) covers those fields,
-the visitor's session key and, for a guest, the address headers: logging in or out
-changes the session key, and with it the guard is void. A guard that does
-not verify, for whatever reason, counts as absent.
+``"<expires>.<kind>.<generation>.<where>.<mac>"``: kind ``u`` for a user or
+``g`` for a guest. ``expires`` is on Redis' clock, so web servers whose
+clocks disagree agree on when it runs out, and ``generation`` names the
+Redis data it vouches for, so a guard issued before Redis lost its data no
+longer holds. ``where`` is a short hash of the user's location (its label)
+as last written, empty when none is known, so a page view of another kind
+records once to move it. The MAC (keyed BLAKE2b under a key derived from ``SECRET_KEY``)
+covers those fields, the visitor's session key and, for a guest, the client
+address: logging in or out changes the session key, and with it the guard
+is void. A guard that does not verify, for whatever reason, counts as
+absent.
 
 A user's guard cookie outlives its guard period (it lasts as long as the
-session cookie): once run out it no longer spares Redis, but it still names
-the user, so the next record needs neither the session nor the user.
+session cookie): once run out it no longer spares Redis, but it still
+knows where the user was last written to be.
 """
 
 from __future__ import annotations
 
 import hashlib
 import hmac
-import re
+import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, cast
 
 from django.http import HttpResponseBase
 from django.utils.http import http_date
 
-from whos_online import state
 from whos_online.conf import Config
 from whos_online.state import BoundedMemo, ServerClock
 
 # Longer than any guard we write; a bigger cookie is not looked at.
 MAX_GUARD_LENGTH = 160
-# Primary keys that go into the cookie as they are: integers, UUIDs, slugs.
-COOKIE_SAFE_PK = re.compile(r"[A-Za-z0-9_.:\-]{1,64}")
 
 
 # A memo miss; ``None`` in the memo is a cookie that did not verify.
@@ -49,9 +49,9 @@ class Guard:
     than an int does."""
     is_guests: bool
     generation: str
-    user_pk: str | None
-    """The user it was issued to (``None``: a guest, or a key not kept in a
-    cookie)."""
+    where: str
+    """The :func:`mark` of the location (label) last written for the user
+    (``""``: none known, and always for a guest)."""
 
     def holds(self, clock: ServerClock) -> bool:
         """Whether it still spares the visitor a record: it names the data
@@ -60,24 +60,32 @@ class Guard:
         return clock.vouches(self.generation, self.expires)
 
 
+def mark(location: str) -> str:
+    """What a guard keeps of a location (or of any text): enough to tell
+    another apart."""
+    return hashlib.blake2b(location.encode(), digest_size=4).hexdigest()
+
+
 def read(
     config: Config,
     memo: BoundedMemo[tuple[str, str, str], Any],
     raw: str,
     session_key: str,
-    address: str,
+    address: Callable[[], str],
 ) -> Guard | None:
-    """The guard ``raw`` if it was issued to this session (and address);
-    ``memo`` remembers the verdicts of this process."""
-    found = memo.get((raw, session_key, address), UNKNOWN)
+    """The guard ``raw`` if it was issued to this session (and, for a guest,
+    to the client ``address()``, asked only then); ``memo`` remembers the
+    verdicts of this process."""
+    bound = address() if raw.partition(".")[2][:2] == "g." else ""
+    found = memo.get((raw, session_key, bound), UNKNOWN)
     if found is not UNKNOWN:
         return cast("Guard | None", found)
     verified = (
         None
         if len(raw) > MAX_GUARD_LENGTH
-        else _verify(config, raw, session_key, address)
+        else _verify(config, raw, session_key, bound)
     )
-    memo.put((raw, session_key, address), verified)
+    memo.put((raw, session_key, bound), verified)
     return verified
 
 
@@ -85,15 +93,15 @@ def _verify(config: Config, raw: str, session_key: str, address: str) -> Guard |
     expires, _, rest = raw.partition(".")
     kind, _, rest = rest.partition(".")
     generation, _, rest = rest.partition(".")
-    pk, _, mac = rest.rpartition(".")
+    where, _, mac = rest.rpartition(".")
     if not (expires.isascii() and expires.isdigit()) or kind not in ("u", "g"):
         return None
-    if kind == "g" and pk:
+    if kind == "g" and where:
         return None
-    expected = _mac(config, expires, kind, generation, pk, address, session_key)
+    expected = _mac(config, expires, kind, generation, where, address, session_key)
     if not hmac.compare_digest(expected, mac):
         return None
-    return Guard(float(expires), kind == "g", generation, pk or None)
+    return Guard(float(expires), kind == "g", generation, where)
 
 
 def issue(
@@ -101,32 +109,32 @@ def issue(
     response: HttpResponseBase,
     *,
     session_key: str,
-    user_pk: str | None,
-    guest_binding: str | None,
+    guest_address: str | None,
+    where: str = "",
     server_now: float,
     generation: str,
     secure: bool,
 ) -> None:
     """Spare this visitor the next ``WHOS_ONLINE_GUARD_SECONDS`` of records.
 
-    Give ``user_pk`` for a user, or for a guest the ``guest_binding`` (the
-    address headers) the guard must be presented with.
+    For a guest, give the client ``guest_address`` the guard must be
+    presented with; for a user, ``where``: the :func:`mark` of their
+    location as last written.
     """
     seconds = config.guard_seconds
     if seconds <= 0:
         return
     expires = str(int(server_now) + seconds)
-    if guest_binding is None:
+    if guest_address is None:
         kind, address, max_age = "u", "", config.user_cookie_age
-        pk = user_pk if user_pk and COOKIE_SAFE_PK.fullmatch(user_pk) else ""
     else:
-        kind, address, max_age, pk = "g", guest_binding, seconds, ""
-    mac = _mac(config, expires, kind, generation, pk, address, session_key)
+        kind, address, max_age, where = "g", guest_address, seconds, ""
+    mac = _mac(config, expires, kind, generation, where, address, session_key)
     response.set_cookie(
         config.cookie_name,
-        f"{expires}.{kind}.{generation}.{pk}.{mac}",
+        f"{expires}.{kind}.{generation}.{where}.{mac}",
         max_age=max_age,
-        expires=None if max_age is None else http_date(state.local_time() + max_age),
+        expires=None if max_age is None else http_date(time.time() + max_age),
         path=config.cookie_path,
         domain=config.cookie_domain,
         secure=secure,
@@ -140,9 +148,9 @@ def _mac(
     expires: str,
     kind: str,
     generation: str,
-    pk: str,
+    where: str,
     address: str,
     session_key: str,
 ) -> str:
-    message = f"{expires}|{kind}|{generation}|{pk}|{address}|{session_key}".encode()
+    message = f"{expires}|{kind}|{generation}|{where}|{address}|{session_key}".encode()
     return hashlib.blake2b(message, key=config.guard_key, digest_size=16).hexdigest()

@@ -16,10 +16,16 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
+from django.conf import settings
 from django.http import HttpRequest
 from django.urls import Resolver404, resolve
+from django.utils.functional import Promise
 
 from whos_online.conf import conf
+from whos_online.state import BoundedMemo
+
+# (URLconf, path, path_info) -> the label of the page there ("" for none).
+LocationMemo = BoundedMemo[tuple[str, str, str], object]
 
 View = TypeVar("View", bound=Callable[..., Any])
 
@@ -36,7 +42,7 @@ class Location:
     url: str
 
 
-def location(label: str) -> Callable[[View], View]:
+def location(label: str | Promise) -> Callable[[View], View]:
     """Label the decorated view: ``@location(_("Reading the forum"))``."""
 
     def decorator(view: View) -> View:
@@ -49,7 +55,7 @@ def location(label: str) -> Callable[[View], View]:
 class LocationMixin:
     """For class-based views: set ``location`` to the page's label."""
 
-    location: str = ""
+    location: str | Promise = ""
 
     @classmethod
     def as_view(cls, **initkwargs: Any) -> Any:
@@ -58,25 +64,41 @@ class LocationMixin:
         return view
 
 
-def location_of(request: HttpRequest) -> str:
+def location_of(request: HttpRequest, memo: LocationMemo | None = None) -> str:
     """What to store as the request's location, or ``""`` to leave it be.
 
-    Resolving the path costs a few microseconds, paid only on a record.
+    A guarded page view of a user asks too (has the user moved?), so what
+    a path resolves to may be kept in ``memo``.
     """
     if request.method != "GET" or _is_not_a_page_view(request):
         return ""
-    try:
-        match = resolve(request.path_info)
-    except Resolver404:
-        return ""
-    label = getattr(match.func, ATTRIBUTE, None) or conf.LOCATIONS.get(
-        match.view_name, ""
-    )
+    # Middleware may give the request a URLconf of its own; Django applies it
+    # only after every middleware has run.
+    urlconf = str(getattr(request, "urlconf", None) or settings.ROOT_URLCONF)
     path = request.path
+    if memo is None:
+        label = _label_of(request, urlconf)
+    else:
+        # The label as the view gives it: a lazy one is put into words in
+        # the language of each page view.
+        key = (urlconf, path, request.path_info)
+        label = memo.get(key)
+        if label is None:
+            label = memo.put(key, _label_of(request, urlconf))
     if not label or len(path) > MAX_PATH_LENGTH:
         return ""
     words = " ".join(str(label).split())[:MAX_LABEL_LENGTH]
     return f"{words}{SEPARATOR}{path}"
+
+
+def _label_of(request: HttpRequest, urlconf: str) -> object:
+    try:
+        match = resolve(request.path_info, urlconf)
+    except Resolver404:
+        return ""
+    return getattr(match.func, ATTRIBUTE, None) or conf.LOCATIONS.get(
+        match.view_name, ""
+    )
 
 
 def parse(stored: bytes | str | None) -> Location | None:
@@ -88,9 +110,11 @@ def parse(stored: bytes | str | None) -> Location | None:
 
 
 def _is_not_a_page_view(request: HttpRequest) -> bool:
-    headers = request.headers
+    # META itself: request.headers would copy all of META, on every guarded
+    # page view of a user.
+    meta = request.META
     return (
-        headers.get("X-Requested-With") == "XMLHttpRequest"
-        or "HX-Request" in headers
-        or headers.get("Sec-Fetch-Dest", "document") not in ("document", "")
+        meta.get("HTTP_X_REQUESTED_WITH") == "XMLHttpRequest"
+        or "HTTP_HX_REQUEST" in meta
+        or meta.get("HTTP_SEC_FETCH_DEST", "document") not in ("document", "")
     )

@@ -2,10 +2,12 @@
 
 ``"full"`` stores the address. ``"truncated"`` stores its /24 (IPv4) or /48
 (IPv6) network, so guests of one network count as one. ``"hashed"`` stores a
-keyed BLAKE2b hash of the address under a random salt that lives only in
-Redis and expires after a day: the same guest counts once within a day, and
-once a salt is gone nobody, the site included, can tell which address a
-stored hash was.
+keyed BLAKE2b hash of the address under a key of the day, derived from
+``SECRET_KEY`` and the date (UTC, by Redis' clock): every process works out
+the same key at once, the same guest counts once within a day, and nothing
+kept in Redis reveals the key, so reading Redis or a backup of it does not
+tell which address a stored hash was. Whoever holds ``SECRET_KEY`` can test
+a guess of an address against a hash of any day.
 """
 
 from __future__ import annotations

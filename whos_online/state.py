@@ -27,9 +27,6 @@ CLOCK_REFRESH_SECONDS = 5.0
 LOG_INTERVAL = 60.0
 
 
-# This process's clock: time.time itself, as the guarded request calls it
-# (a function wrapping it costs that request a Python call).
-local_time = time.time
 NEVER = float("-inf")
 
 
@@ -43,10 +40,15 @@ class ServerClock:
     by the shard's number when there are several shards), so after Redis
     loses a shard's data the guards of that shard are void within
     ``CLOCK_REFRESH_SECONDS``.
+
+    What this process measures itself (how long ago it learnt something) is
+    measured on its monotonic clock, which no step of the wall clock moves:
+    Redis' time is that clock plus the offset last learnt.
     """
 
     def __init__(self, shards: int = 1) -> None:
-        self.offset = 0.0
+        # Until Redis is asked, its time is taken to be this server's.
+        self.offset = time.time() - time.monotonic()
         self._labels = [""] * shards
         self._trusted_until = [NEVER] * shards
         # label -> until when it is trusted: the guarded request's one lookup.
@@ -55,7 +57,7 @@ class ServerClock:
     def observe(self, server_now: float, generation: str, shard: int = 0) -> str:
         """Learn from a reply of Redis (about ``shard``) received just now;
         returns the label a guard of that shard's data carries."""
-        local = local_time()
+        local = time.monotonic()
         self.offset = server_now - local
         label = generation if len(self._labels) == 1 else f"{shard}-{generation}"
         if self._labels[shard] != label:
@@ -72,13 +74,13 @@ class ServerClock:
 
     def now(self) -> float:
         """Redis' time now, as well as this process knows it."""
-        return local_time() + self.offset
+        return time.monotonic() + self.offset
 
     def vouches(self, label: str, server_time: float) -> bool:
         """Whether the data ``label`` names is still there and Redis' time is
         not yet ``server_time``, by what this process learnt lately (``False``
         when that was too long ago to trust)."""
-        local = local_time()
+        local = time.monotonic()
         return (
             local < self._trusted.get(label, NEVER)
             and local + self.offset <= server_time
@@ -89,7 +91,7 @@ class ServerClock:
         Redis about it again; ``None`` if what this process knows is recent
         (or the label names no shard of ours)."""
         shard = self._shard_of(label)
-        if shard is None or local_time() < self._trusted_until[shard]:
+        if shard is None or time.monotonic() < self._trusted_until[shard]:
             return None
         return shard
 
@@ -221,6 +223,8 @@ class State:
         self.clock = ServerClock(shards)
         # (cookie, session key, binding) -> the verified guard or None.
         self.guards: BoundedMemo[tuple[str, str, str], Any] = BoundedMemo(4096)
+        # (URLconf, path, path_info) -> the label of the page there.
+        self.locations: BoundedMemo[tuple[str, str, str], object] = BoundedMemo(4096)
         self.bots = Throttle()
         self.refused = RateLimitedLog()
         # (room, with hidden users) -> (taken at, names asked, snapshot), for

@@ -127,7 +127,8 @@ def set_visibility(request: HttpRequest) -> HttpResponseBase:
     choice = request.POST.get("invisible")
     if choice not in ("0", "1"):
         return json_response({"error": "Say invisible=1 or 0."}, status=400)
-    visibility.set_invisible(request.user, choice == "1")
+    if not visibility.set_invisible(request.user, choice == "1"):
+        return json_response({"error": "The choice cannot be kept now."}, status=503)
     after = request.POST.get("next", "")
     if url_has_allowed_host_and_scheme(
         after, allowed_hosts={request.get_host()}, require_https=request.is_secure()

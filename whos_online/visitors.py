@@ -32,16 +32,18 @@ REQUEST_ATTRIBUTE = "whos_online_visit"
 class Seen:
     """What the request's cookies say, read with nothing else: the session
     key the browser holds (or will hold after this response), the guard if
-    it was issued to this session (and, for a guest, these address headers),
+    it was issued to this session (and, for a guest, this client address),
     and whether it spares the request a record, by Redis' time and data
-    generation as this process learnt them in the past few seconds.
+    generation as this process learnt them in the past few seconds; a
+    user's page view whose location differs from the one the guard knows
+    is not spared (``location``: what it is, ``None`` if not asked).
 
     Made for every request, so a plain class with slots whose one call does
     it all: on the guarded path each Python call costs about as much as the
     work it wraps.
     """
 
-    __slots__ = ("guard", "session_key", "spares")
+    __slots__ = ("guard", "location", "moved", "session_key", "spares")
 
     def __init__(self, request: HttpRequest, store: Store) -> None:
         config = store.config
@@ -55,20 +57,30 @@ class Seen:
             session_key = cookies.get(config.session_cookie_name, "")
         raw = cookies.get(config.cookie_name)
         self.session_key = session_key
+        self.location, self.moved = None, False
         if not raw:
             self.guard, self.spares = None, False
             return
-        # A guest's guard (its MAC covers the address headers, worth reading
-        # only then) has the kind "g" after an expiry of ten digits (until
-        # the year 2286); one that does not say so is read as a user's and
-        # then fails its MAC.
-        bound = binding(request, config) if raw[10:13] == ".g." else ""
+        state = store.state
         self.guard = found = guard.read(
-            config, store.state.guards, raw, session_key, bound
+            config, state.guards, raw, session_key, lambda: binding(request, config)
         )
-        self.spares = found is not None and store.state.clock.vouches(
+        if found is None:
+            self.spares = False
+            return
+        if not found.is_guests and request.method == "GET":
+            self.location = where = locations.location_of(request, state.locations)
+            self.moved = bool(where) and mark_of(where) != found.where
+        self.spares = not self.moved and state.clock.vouches(
             found.generation, found.expires
         )
+
+
+def mark_of(location: str) -> str:
+    """What the guard keeps of a location: its label, so moving between
+    pages of one kind (thread to thread) is not recorded until the guard
+    runs out, when the link is brought up to date."""
+    return guard.mark(location.partition(locations.SEPARATOR)[0])
 
 
 def session_changed(request: HttpRequest, session_key: str) -> bool:
@@ -84,14 +96,11 @@ def session_changed(request: HttpRequest, session_key: str) -> bool:
 
 
 def binding(request: HttpRequest, config: Config) -> str:
-    """What a guest's guard is bound to: the address headers as the request
-    sent them. Nothing is parsed on the hot path; a guest whose headers
-    change is simply recorded again."""
-    meta = request.META
-    remote = str(meta.get("REMOTE_ADDR", ""))
-    if config.proxy_count or config.trusted_networks:
-        return f"{remote}|{meta.get('HTTP_X_FORWARDED_FOR', '')}"
-    return remote
+    """What a guest's guard is bound to: the client's address, as it is
+    stored (whatever the client wrote into the headers besides does not
+    matter); a guest whose address changes is recorded again."""
+    address = client_address(request.META, config.proxy_count, config.trusted_networks)
+    return address or ""
 
 
 class Unresolved:
@@ -143,6 +152,10 @@ class Visit:
         self.config = store.config
         seen = seen or Seen(request, store)
         self.session_key, self.guard = seen.session_key, seen.guard
+        self.location, self.moved = seen.location, seen.moved
+        self.where = "" if seen.guard is None else seen.guard.where
+        """The mark of the user's location as last written, as far as
+        this browser knows."""
         self._visitor = UNRESOLVED
         setattr(request, REQUEST_ATTRIBUTE, self)
 
@@ -156,7 +169,9 @@ class Visit:
         """Whether the guard spares a record now (the clock may have been
         asked since the cookies were read)."""
         found = self.guard
-        return found is not None and found.holds(self.store.state.clock)
+        return (
+            found is not None and not self.moved and found.holds(self.store.state.clock)
+        )
 
     @functools.cached_property
     def address(self) -> str | None:
@@ -170,15 +185,11 @@ class Visit:
         """The visitor, or ``None`` for a guest without a usable address;
         worked out on first use.
 
-        A user's guard names them, which spares loading the session and the
-        user, unless ``WHOS_ONLINE_IS_HIDDEN`` must look at the user.
+        A user is who the session says, never who a cookie names: cookies
+        kept from a session since logged out must not bring its user back.
         """
         if isinstance(self._visitor, Unresolved):
-            named = None if self.guard is None else self.guard.user_pk
-            if named is not None and self.config.is_hidden is None:
-                self._visitor = Visitor("users", named)
-            else:
-                self._visitor = self._resolve()
+            self._visitor = self._resolve()
         return self._visitor
 
     def _resolve(self) -> Visitor | None:
@@ -224,6 +235,7 @@ class Visit:
         else:
             was_guest = self.guard is not None and self.guard.is_guests
         self.session_key = Seen(self.request, self.store).session_key
+        self.where = ""  # a new identity: where it is stored is not known
         self._visitor = after = self._resolve()
         self.stamp = self.recorded = None
         if after is None or not after.is_person:
@@ -235,7 +247,7 @@ class Visit:
 
     def _record_as(self, visitor: Visitor, left_guest: str = "") -> None:
         device = self._device(visitor)
-        where = locations.location_of(self.request) if visitor.user_pk else ""
+        where = self._location() if visitor.user_pk else ""
         if left_guest:
             sighting = Sighting.login(
                 visitor.kind,
@@ -253,15 +265,21 @@ class Visit:
                 last_recorded=self._last_recorded(visitor),
             )
         self.stamp = self._recorded(sighting)
+        if self.stamp is not None and where:
+            self.where = mark_of(where)
         self._note_recorded(visitor)
+
+    def _location(self) -> str:
+        if self.location is None:
+            self.location = locations.location_of(self.request)
+        return self.location
 
     def _last_recorded(self, visitor: Visitor) -> float | None:
         """When the visitor was last recorded, by Redis' clock, if their guard
-        (run out, but verified) says so: it was issued to them then."""
+        (run out, but verified) says so: it was issued to them then (to this
+        session, whose user the session, not the guard, says)."""
         found = self.guard
         if found is None or found.is_guests != (visitor.kind == "guests"):
-            return None
-        if not found.is_guests and found.user_pk != visitor.user_pk:
             return None
         return found.expires - self.config.guard_seconds
 
@@ -293,8 +311,9 @@ class Visit:
 
         breaker = store.breaker_of(sighting.member)
         stamp = quietly(record, None, breaker) if failures else record()
-        if stamp is not None and stamp.unloaded:
-            visibility.load_mirror()
+        # The mirror cannot be loaded when the database cannot be read: the
+        # user stays recorded as hidden.
+        if stamp is not None and stamp.unloaded and visibility.load_mirror():
             stamp = quietly(record, None, breaker) if failures else record()
         return stamp
 
@@ -331,10 +350,8 @@ class Visit:
             self.config,
             response,
             session_key=self.session_key,
-            user_pk=visitor.user_pk,
-            guest_binding=binding(self.request, self.config)
-            if visitor.kind == "guests"
-            else None,
+            guest_address=self.address or "" if visitor.kind == "guests" else None,
+            where=self.where,
             server_now=stamp.now,
             generation=stamp.generation,
             secure=self.request.is_secure(),
