@@ -105,7 +105,8 @@ def rooms_of_page(request: HttpRequest) -> AbstractSet[str]:
 def record_page_rooms(request: HttpRequest, response: HttpResponseBase) -> None:
     """After the view: record the visitor in the page's rooms, if it answered 2xx."""
     if 200 <= response.status_code < 300:
-        for room in sorted(rooms_of_page(request)):
+        rooms = rooms_of_page(request)
+        for room in sorted(rooms) if rooms else ():
             record_in_room(request, room)
 
 
