@@ -249,7 +249,7 @@ def redis_costs(
     return out
 
 
-def throughput(world: World, requests: int) -> dict[str, float]:
+def throughput(world: World, requests: int, n_rounds: int) -> dict[str, list[float]]:
     """Operations per second one Redis core serves to 50 clients, each
     sending one command at a time: redis-benchmark replays what a record
     sends (captured from redis-py), and a renewal ZADD."""
@@ -284,19 +284,19 @@ def throughput(world: World, requests: int) -> dict[str, float]:
         "record user renewal": list(user),
     }
     port = str(world.client.connection_pool.connection_kwargs["port"])
-    out = {}
-    for name, command in commands.items():
+    run = ["redis-benchmark", "-p", port, "-c", "50", "-n", str(requests)]
+
+    def rate(command: list[Any]) -> float:
         args = [a.decode() if isinstance(a, bytes) else str(a) for a in command]
         world.client.execute_command(*(a.replace("__rand_int__", "7") for a in args))
-        run = ["redis-benchmark", "-p", port, "-c", "50", "-n", str(requests)]
         done = subprocess.run(
-            [*run, "-r", "100000000", "--csv", *args],
-            capture_output=True,
-            text=True,
-            check=True,
+            [*run, "-r", "100000000", "--csv", *args], capture_output=True, text=True
         )
-        out[name] = float(done.stdout.splitlines()[-1].split(",")[1].strip('"'))
-    return out
+        return float(done.stdout.splitlines()[-1].split(",")[1].strip('"'))
+
+    return rounds(
+        {name: functools.partial(rate, c) for name, c in commands.items()}, n_rounds
+    )
 
 
 def prune(world: World, size: int, n_rounds: int) -> dict[str, list[dict[str, float]]]:

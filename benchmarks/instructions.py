@@ -9,6 +9,7 @@ inside it (``--toggle-collect``), so start-up and warm-up are left out.
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 import re
@@ -84,6 +85,8 @@ def child(site: str, jar: str, requests: int) -> None:
     for env in requests_from(0, WARM):
         serve(env)
     counted = requests_from(WARM, requests)
+    gc.collect()
+    gc.disable()  # a collection would land in one case's count, not another's
     sys.call_tracing(lambda: [serve(env) for env in counted], ())
 
 

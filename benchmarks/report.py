@@ -94,152 +94,112 @@ def rows(results: dict[str, Any]) -> tuple[list[list[str]], dict[str, Any]]:
         name: str,
         top: list[float],
         bottom: list[float],
-        unit: str,
-        target: float,
         floor: str,
-        at_most: bool = True,
-        ratios: list[float] | None = None,
+        unit: str = " µs",
+        most: float = 0,
+        least: float = 0,
     ) -> None:
-        ratios = ratios or per_round(top, bottom)
-        met = med(ratios) <= target if at_most else med(ratios) >= target
+        """``most``: the ratio's target; ``least``: the figure's own."""
+        ratios = per_round(top, bottom)
+        met = med(ratios) <= most if most else med(top) >= least
+        target = f"≤ {most:g}×" if most else f"≥ {least:,.0f}{unit}"
         derived[name] = {"ratio_median": med(ratios), "met": met}
-        digits = 0 if unit == "/s" else (3 if unit == " s" else 1)
+        digits = {"/s": 0, " s": 3}.get(unit, 1)
+        floor = f"{floor}: {cell(bottom, unit, digits)}"
+        verdict = "met" if met else "**missed**"
         out.append(
-            [
-                name,
-                cell(top, unit, digits),
-                f"{floor}: {cell(bottom, unit, digits)}",
-                ratio(ratios),
-                f"{'≤' if at_most else '≥'} {target:g}×",
-                "met" if met else "**missed**",
-            ]
+            [name, cell(top, unit, digits), floor, ratio(ratios), target, verdict]
         )
 
-    redis = {
-        name: [r["us"] for r in rounds] for name, rounds in results["redis"].items()
-    }
-    core = {
-        name: med([r["core_us"] for r in rounds])
-        for name, rounds in results["redis"].items()
-    }
-    b = redis["ZADD renewal (floor B)"]
-    for name in (
-        "record guest renewal",
-        "record guest entering",
-        "record user renewal",
-        "record user entering",
-    ):
-        row(f"{name}: µs inside Redis", redis[name], b, " µs", 3, "renewal ZADD (B)")
+    measured = results["redis"].items()
+    redis = {name: [r["us"] for r in rounds] for name, rounds in measured}
+    core = {name: med([r["core_us"] for r in rounds]) for name, rounds in measured}
+    b, zadd = redis["ZADD renewal (floor B)"], "renewal ZADD (B)"
+    for name in ("guest renewal", "guest entering", "user renewal", "user entering"):
+        row(f"record {name}: µs inside Redis", redis[f"record {name}"], b, zadd, most=3)
     rate = results["throughput"]
-    for name in (
-        "record guest renewal",
-        "record guest entering",
-        "record user renewal",
-    ):
-        zadd = rate["ZADD renewal (floor B)"]
-        row(
-            f"{name}: per second, one core",
-            [rate[name]],
-            [zadd],
-            "/s",
-            60_000 / zadd,
-            "renewal ZADD",
-            at_most=False,
-        )
-        out[-1][4] = "≥ 60,000/s"
-        derived[out[-1][0]]["met"] = rate[name] >= 60_000
-        out[-1][5] = "met" if rate[name] >= 60_000 else "**missed**"
-    row(
-        "widget read at the cap: µs inside Redis",
-        redis["widget at the cap"],
-        redis["widget below the cap"],
-        " µs",
-        1.1,
-        "below the cap",
-    )
+    for name in ("guest renewal", "guest entering", "user renewal"):
+        top, bottom = rate[f"record {name}"], rate["ZADD renewal (floor B)"]
+        row(f"record {name}: per second, one core", top, bottom, zadd, "/s", least=6e4)
+    at, below = redis["widget at the cap"], redis["widget below the cap"]
+    row("widget read at the cap: µs inside Redis", at, below, "below the cap", most=1.1)
     raw = results["requests"]["raw"]
     bare = {kind: raw[f"bare {kind}"] for kind in ("guest", "user")}
 
-    def added(name: str) -> list[float]:
-        kind = "user" if "user" in name else "guest"
-        return [a - b for a, b in zip(raw[name], bare[kind], strict=True)]
-
-    def one_percent(values: list[float], kind: str) -> list[float]:
-        return [max(v, b / 100) for v, b in zip(values, bare[kind], strict=True)]
+    def added(name: str, floored: bool = False) -> list[float]:
+        """µs over the bare request; ``floored``: at least 1% of it."""
+        base = bare["user" if "user" in name else "guest"]
+        pairs = zip(raw[name], base, strict=True)
+        return [max(a - b, b / 100 if floored else a - b) for a, b in pairs]
 
     many = next(name for name in raw if "distinct" in name)
-    for name, kind in (
-        ("guarded guest", "guest"),
-        ("guarded user", "user"),
-        (many, "guest"),
-    ):
-        floor_a = one_percent(added(f"plain cookie, {kind} (floor A)"), kind)
+    for name in ("guarded guest", "guarded user", many):
+        kind = "user" if "user" in name else "guest"
+        floor_a = added(f"plain cookie, {kind} (floor A)", floored=True)
         row(
             f"{name}: µs added to a request",
             added(name),
             floor_a,
-            " µs",
-            2,
             "plain cookie (A)",
+            most=2,
         )
     for kind in ("guest", "user"):
-        room, guarded = added(f"guarded {kind}, room page"), added(f"guarded {kind}")
+        room, guarded = (
+            added(f"guarded {kind}, room page"),
+            added(f"guarded {kind}", True),
+        )
         row(
             f"guarded {kind}, room page: µs added",
             room,
-            one_percent(guarded, kind),
-            " µs",
-            1.1,
+            guarded,
             f"guarded {kind}, plain page",
+            most=1.1,
         )
     for name in [n for n in raw if n.startswith("unguarded guest")]:
-        parser = name.split(", ", 1)[1]
-        seed = added(f"one ZADD + plain cookie, guest (floor C), {parser}")
-        row(f"{name}: µs added", added(name), seed, " µs", 1.15, "seed design (C)")
-    prune = results["prune"]
+        seed = added(
+            "one ZADD + plain cookie, guest (floor C), " + name.split(", ", 1)[1]
+        )
+        row(f"{name}: µs added", added(name), seed, "seed design (C)", most=1.15)
+    size = f"{results['params']['prune_size']:,}"
     for kind in ("users", "guests"):
-        ours, zrem = prune[f"prune_online, {kind}"], prune[f"ZREMRANGEBYSCORE, {kind}"]
-        size = f"{results['params']['prune_size']:,}"
-        row(
-            f"prune {size} stale {kind}: seconds",
-            [r["seconds"] for r in ours],
-            [r["seconds"] for r in zrem],
-            " s",
-            2,
-            "one ZREMRANGEBYSCORE",
+        ours, zrem = (
+            results["prune"][f"{step}, {kind}"]
+            for step in ("prune_online", "ZREMRANGEBYSCORE")
         )
-        row(
-            f"prune {size} stale {kind}: µs inside Redis",
-            [r["us"] for r in ours],
-            [r["us"] for r in zrem],
-            " µs",
-            2,
-            "one ZREMRANGEBYSCORE",
-        )
+        for figure, unit, what in (
+            ("seconds", " s", ""),
+            ("us", " µs", " inside Redis"),
+        ):
+            row(
+                f"prune {size} stale {kind}: {unit.strip()}{what}",
+                [r[figure] for r in ours],
+                [r[figure] for r in zrem],
+                "one ZREMRANGEBYSCORE",
+                unit,
+                most=2,
+            )
     counted = results.get("instructions")
     if counted:
         base = counted["bare guest"]
-        floor = max(counted["plain cookie, guest (floor A)"] - base, 0.01 * base)
+        floor = max(counted["plain cookie, guest (floor A)"] - base, base / 100)
         for name in ("guarded guest", "guarded guest, a new visitor each request"):
             row(
                 f"{name}: instructions added",
                 [counted[name] - base],
                 [floor],
-                "",
-                2,
                 "plain cookie (A)",
+                "",
+                most=2,
             )
-    derived["capacity"] = capacity(core, redis, results["params"])
-    derived["guarded_commands"] = {
+    derived["capacity"] = capacity(core, results["params"])
+    derived["guarded_commands"] = results["requests"].get("redis_commands") or {
         name: med([r["commands"] for r in results["redis"][name]])
         for name in ("guarded request", "guarded room page")
     }
     return out, derived
 
 
-def capacity(
-    core: dict[str, float], redis: dict[str, list[float]], params: dict[str, Any]
-) -> dict[str, Any]:
+def capacity(core: dict[str, float], params: dict[str, Any]) -> dict[str, Any]:
     """Redis cores for presence at 1,000,000 online (see the method)."""
     guard, heartbeat = (
         params.get("guard_seconds", 300),
@@ -304,8 +264,9 @@ def write(results: dict[str, Any], out: Path) -> None:
         "",
         capacity_line,
         "",
-        f"Redis commands per guarded request: {commands['guarded request']:.2f}; "
-        f"per guarded room page: {commands['guarded room page']:.2f}. The bare "
+        "Redis commands per request: "
+        + ", ".join(f"{name} {sent:.2f}" for name, sent in commands.items())
+        + ". The bare "
         "request (startproject stack, a view that touches nothing), median: "
         f"guest {bare['bare']['bare guest']['median']:.1f} µs, "
         f"user {bare['bare']['bare user']['median']:.1f} µs.",

@@ -42,7 +42,7 @@ FULL = {
     "many": 100_000,  # distinct visitors a process has seen
     "redis_rounds": 7,
     "redis_calls": 200,
-    "benchmark_requests": 200_000,
+    "benchmark_requests": 100_000,
     "prune_size": 1_000_000,
     "prune_rounds": 3,
     "callgrind_requests": 200,
@@ -66,7 +66,9 @@ def measure(params: dict[str, Any], callgrind: bool) -> dict[str, Any]:
         world, params["redis_rounds"], params["redis_calls"]
     )
     log("operations per second of one Redis core (redis-benchmark)")
-    results["throughput"] = figures.throughput(world, params["benchmark_requests"])
+    results["throughput"] = figures.throughput(
+        world, params["benchmark_requests"], params["prune_rounds"]
+    )
     log(f"prune of {params['prune_size']:,} stale members")
     results["prune"] = figures.prune(
         world, params["prune_size"], params["prune_rounds"]
