@@ -338,21 +338,23 @@ def prune(world: World, size: int, n_rounds: int) -> dict[str, list[dict[str, fl
 
 
 def callgrind(world: World, requests: int) -> dict[str, float] | None:
-    """Instructions per request (valgrind's callgrind), for the guarded
-    request and its floors: each case in a process of its own, run with a
-    few requests and with ``requests`` more, the difference divided."""
+    """Instructions per request (valgrind's callgrind) of the guarded
+    requests and their floors, all in one process (see instructions.py)."""
     if shutil.which("valgrind") is None:
         return None
     from benchmarks import instructions
 
-    many = [
-        world.issue(ipv4(i + (60 << 24)), {}) | {"address": ipv4(i + (60 << 24))}
-        for i in range(requests + 20)
-    ]
-    guards = {
+    addresses = [ipv4(i + (60 << 24)) for i in range(requests + instructions.WARM)]
+    session, plain = world.user(0), {PLAIN_COOKIE: "1"}
+    cases = {
         "bare guest": [{}],
-        "plain cookie, guest (floor A)": [{PLAIN_COOKIE: "1"}],
+        "bare user": [session],
+        "plain cookie, guest (floor A)": [plain],
+        "plain cookie, user (floor A)": [session | plain],
         "guarded guest": [world.issue("203.0.113.9", {})],
-        "guarded guest, a new visitor each request": many,
+        "guarded user": [world.issue("203.0.113.9", session)],
+        "guarded guest, a new visitor each request": [
+            world.issue(a, {}) | {"address": a} for a in addresses
+        ],
     }
-    return instructions.measure(guards, requests)
+    return instructions.measure(cases, requests)

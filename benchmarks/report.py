@@ -179,10 +179,15 @@ def rows(results: dict[str, Any]) -> tuple[list[list[str]], dict[str, Any]]:
                 most=2,
             )
     counted = results.get("instructions")
-    if counted:
-        base = counted["bare guest"]
-        floor = max(counted["plain cookie, guest (floor A)"] - base, base / 100)
-        for name in ("guarded guest", "guarded guest, a new visitor each request"):
+    for name in (
+        "guarded guest",
+        "guarded user",
+        "guarded guest, a new visitor each request",
+    ):
+        if counted and name in counted:
+            kind = "user" if "user" in name else "guest"
+            base = counted[f"bare {kind}"]
+            floor = max(counted[f"plain cookie, {kind} (floor A)"] - base, base / 100)
             row(
                 f"{name}: instructions added",
                 [counted[name] - base],
