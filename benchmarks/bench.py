@@ -138,6 +138,22 @@ class Site:
         return statistics.median(times) * 1e6
 
 
+def beside(case: Site, base: Site, pairs: list[tuple[Any, Any]]) -> float:
+    """Median µs a request through ``case`` takes over one through ``base``
+    timed right beside it (each goes first half the time): a burst of noise
+    from elsewhere on the machine hits both."""
+    clock, added = time.perf_counter, []
+    for i, (env, base_env) in enumerate(pairs):
+        took = [0.0, 0.0]
+        order = [(0, case, env), (1, base, base_env)]
+        for at, site, this in order if i % 2 else order[::-1]:
+            start = clock()
+            site.handler(this, start_response).close()
+            took[at] = clock() - start
+        added.append(took[0] - took[1])
+    return statistics.median(added) * 1e6
+
+
 def environ(
     path: str, address: str, cookies: dict[str, str], post: bool = False, csrf: str = ""
 ) -> dict[str, Any]:

@@ -27,7 +27,7 @@ from django.test.utils import override_settings
 from django_redis import get_redis_connection
 
 from benchmarks import layout
-from benchmarks.bench import Inside, Site, cookies_set, environ, log, spread
+from benchmarks.bench import Inside, Site, beside, cookies_set, environ, log, spread
 from benchmarks.project import PLAIN_COOKIE
 
 OURS = "whos_online.middleware.WhosOnlineMiddleware"
@@ -106,7 +106,8 @@ def rounds(cases: dict[str, Callable[[], float]], n: int) -> dict[str, list[floa
 
 
 def request_costs(world: World, n_rounds: int, block: int, many: int) -> dict[str, Any]:
-    """µs each request takes, less the bare request's in the same round."""
+    """µs each case adds to a request, each of its requests timed beside a
+    bare one; the bare request's own µs."""
     sites, g = world.sites, "203.0.113.9"
     log(f"issuing guards to {many:,} distinct guests")
     many_guards = [(ipv4(i), world.issue(ipv4(i), {})) for i in range(many)]
@@ -138,9 +139,14 @@ def request_costs(world: World, n_rounds: int, block: int, many: int) -> dict[st
         ),
     }
     cases: dict[str, Callable[[], float]] = {}
+    bare = sites["bare"]
     for name, (site, make) in cheap.items():
-        cases[name] = lambda s=sites[site], m=make: s.timed(
-            [m(i) for i in range(block)]
+        if name.startswith("bare"):
+            cases[name] = lambda m=make: bare.timed([m(i) for i in range(block)])
+            continue
+        base = cheap["bare user" if "user" in name else "bare guest"][1]
+        cases[name] = lambda s=sites[site], m=make, b=base: beside(
+            s, bare, [(m(i), b(i)) for i in range(block)]
         )
     for parser, label in PARSER_LABELS.items():
         if parser not in settings.PARSERS:
@@ -149,7 +155,7 @@ def request_costs(world: World, n_rounds: int, block: int, many: int) -> dict[st
             ("unguarded guest", "ours"),
             ("one ZADD + plain cookie, guest (floor C)", "plain"),
         ):
-            cases[f"{name}, {label}"] = lambda s=sites[site], p=parser: timed_with(
+            cases[f"{name}, {label}"] = lambda s=sites[site], p=parser: unguarded(
                 s, p, world, block // 4
             )
     for _ in range(2):  # warm: scripts loaded, code paths hot
@@ -162,14 +168,16 @@ def request_costs(world: World, n_rounds: int, block: int, many: int) -> dict[st
         if commands > 0.05 and "room" not in name:
             raise RuntimeError(f"{name}: {commands:.2f} Redis commands per request")
         sent[name] = commands
-    bare = {n: spread(raw[n]) for n in ("bare guest", "bare user")}
-    return {"bare": bare, "raw": raw, "redis_commands": sent}
+    alone = {n: spread(raw[n]) for n in ("bare guest", "bare user")}
+    return {"bare": alone, "raw": raw, "redis_commands": sent}
 
 
-def timed_with(site: Site, parser: str, world: World, n: int) -> float:
+def unguarded(site: Site, parser: str, world: World, n: int) -> float:
+    """µs a guest without a cookie adds, beside a bare request."""
     with override_settings(WHOS_ONLINE_CACHE_ALIAS=parser):
-        environs = [environ("/", ipv4(next(world.guests)), {}) for _ in range(n)]
-        return site.timed(environs)
+        addresses = [ipv4(next(world.guests)) for _ in range(n)]
+        pairs = [(environ("/", a, {}), environ("/", a, {})) for a in addresses]
+        return beside(site, world.sites["bare"], pairs)
 
 
 def redis_costs(
@@ -249,10 +257,14 @@ def redis_costs(
     return out
 
 
-def throughput(world: World, requests: int, n_rounds: int) -> dict[str, list[float]]:
+def throughput(
+    world: World, requests: int, n_rounds: int
+) -> dict[str, list[float]] | None:
     """Operations per second one Redis core serves to 50 clients, each
     sending one command at a time: redis-benchmark replays what a record
     sends (captured from redis-py), and a renewal ZADD."""
+    if shutil.which("redis-benchmark") is None:
+        return None
     from redis.connection import AbstractConnection
 
     sent: list[tuple[Any, ...]] = []
