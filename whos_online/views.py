@@ -112,7 +112,9 @@ def heartbeat(request: HttpRequest) -> HttpResponseBase:
         response = json_response({"recorded": False}, status=429)
         response["Retry-After"] = str(int(least))
         return response
-    return HttpResponse(status=204)
+    response = HttpResponse(status=204)
+    visit.issue_guard(response)  # which says when they were recorded
+    return response
 
 
 @require_POST

@@ -51,9 +51,21 @@ class Sighting:
 
     @classmethod
     def heartbeat(
-        cls, kind: Kind, member: str, *, device: str, least_interval: float
+        cls,
+        kind: Kind,
+        member: str,
+        *,
+        device: str,
+        least_interval: float,
+        last_recorded: float | None = None,
     ) -> Sighting:
-        return cls(kind, member, device=device, least_interval=least_interval)
+        return cls(
+            kind,
+            member,
+            device=device,
+            least_interval=least_interval,
+            last_recorded=last_recorded,
+        )
 
 
 @dataclass(frozen=True)
