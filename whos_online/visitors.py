@@ -289,8 +289,8 @@ class Visit:
 
         Their guard, which a heartbeat renews (:meth:`issue_guard`), says
         when they were last recorded: a heartbeat too soon after is refused
-        without asking Redis, and one in time is a renewal. Without a guard,
-        Redis checks the interval."""
+        without asking Redis, and one in time is a renewal. (Without a guard
+        that holds, the middleware has just recorded them.)"""
         visitor = self.visitor
         assert visitor is not None and visitor.user_pk is not None
         last = self._last_recorded(visitor)
@@ -300,13 +300,11 @@ class Visit:
             visitor.kind,
             visitor.member,
             device=self._device(visitor),
-            least_interval=0 if last is not None else least_interval,
             last_recorded=last,
         )
-        self.stamp = stamp = self._recorded(sighting, failures=False)
-        if stamp is not None:
-            self._note_recorded(visitor)
-        return stamp
+        self.stamp = self._recorded(sighting, failures=False)
+        self._note_recorded(visitor)
+        return self.stamp
 
     def _recorded(self, sighting: Sighting, *, failures: bool = True) -> Stamp | None:
         """One round trip; a second, and a query, only when Redis has lost
