@@ -156,6 +156,9 @@ class Visit:
         self.where = "" if seen.guard is None else seen.guard.where
         """The mark of the user's location as last written, as far as
         this browser knows."""
+        self.rooms = "" if seen.guard is None else seen.guard.rooms
+        """The mark of the rooms the visitor was last recorded in, as far as
+        this browser knows."""
         self._visitor = UNRESOLVED
         setattr(request, REQUEST_ATTRIBUTE, self)
 
@@ -235,7 +238,8 @@ class Visit:
         else:
             was_guest = self.guard is not None and self.guard.is_guests
         self.session_key = Seen(self.request, self.store).session_key
-        self.where = ""  # a new identity: where it is stored is not known
+        # A new identity: where it is stored, and in which rooms, is not known.
+        self.where = self.rooms = ""
         self._visitor = after = self._resolve()
         self.stamp = self.recorded = None
         if after is None or not after.is_person:
@@ -353,14 +357,32 @@ class Visit:
         visitor, stamp = self.recorded, self.stamp
         if stamp is None or visitor is None or not visitor.is_person:
             return
+        self._issue(response, visitor.kind, stamp.now, stamp.generation)
+
+    def note_rooms(self, rooms: str, response: HttpResponseBase) -> None:
+        """The visitor was just recorded in the rooms ``rooms`` marks: their
+        guard says so from now on (a guard that holds keeps its expiry)."""
+        self.rooms = rooms
+        visitor, found = self.visitor, self.guard
+        if self.stamp is not None:
+            self.issue_guard(response)
+        elif visitor is not None and visitor.is_person and self.is_guarded:
+            assert found is not None
+            issued = found.expires - self.config.guard_seconds
+            self._issue(response, visitor.kind, issued, found.generation)
+
+    def _issue(
+        self, response: HttpResponseBase, kind: Kind, issued: float, generation: str
+    ) -> None:
         guard.issue(
             self.config,
             response,
             session_key=self.session_key,
-            guest_address=self.address or "" if visitor.kind == "guests" else None,
+            guest_address=self.address or "" if kind == "guests" else None,
             where=self.where,
-            server_now=stamp.now,
-            generation=stamp.generation,
+            rooms=self.rooms,
+            server_now=issued,
+            generation=generation,
             secure=self.request.is_secure(),
         )
 
