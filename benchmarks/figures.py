@@ -251,12 +251,7 @@ def redis_costs(
         "heartbeat": (heartbeat, None),
         "widget below the cap": (get("/widget/", "203.0.113.9", guest), None),
         "guarded request": (get("/", "203.0.113.9", guest), None),
-        "guarded room page": (
-            get(
-                "/thread/7/",
-                "203.0.113.9",
-                world.issue("203.0.113.9", {}, "/thread/7/"),
-            ),
+        "guarded room page": (get("/thread/7/", "203.0.113.9", in_room), None),
             None,
         ),
     }
