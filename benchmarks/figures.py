@@ -252,8 +252,6 @@ def redis_costs(
         "widget below the cap": (get("/widget/", "203.0.113.9", guest), None),
         "guarded request": (get("/", "203.0.113.9", guest), None),
         "guarded room page": (get("/thread/7/", "203.0.113.9", in_room), None),
-            None,
-        ),
     }
     ops["widget at the cap"] = ops["widget below the cap"]
     # A widget's cost in Redis is that of a snapshot: measured with none
