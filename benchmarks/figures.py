@@ -204,8 +204,12 @@ def redis_costs(
     pks = [str(pk) for pk in get_user_model().objects.values_list("pk", flat=True)]
     # Visitors coming back after their guard ran out, as a browsing visitor
     # does every guard period: guards of 1 s, issued, then left to run out.
+    # A heartbeat then renews the user, as it does when their status could
+    # turn "away" before the next one.
     short_guards = override_settings(
-        WHOS_ONLINE_GUARD_SECONDS=1, WHOS_ONLINE_HEARTBEAT_SECONDS=2
+        WHOS_ONLINE_GUARD_SECONDS=1,
+        WHOS_ONLINE_HEARTBEAT_SECONDS=2,
+        WHOS_ONLINE_AWAY_AFTER=3,
     )
     with short_guards:
         lapsed_guests = [world.issue(ipv4(i), {}) for i in range(len(pks))]

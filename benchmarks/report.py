@@ -14,6 +14,7 @@ PAGE_VIEWS = ONLINE / 60  # one page view a minute per visitor
 # each process asks Redis for at most one snapshot per that many seconds.
 PAGES_PER_PROCESS = 100
 SNAPSHOT_MAX_AGE = 2.0
+AWAY_AFTER = 300  # WHOS_ONLINE_AWAY_AFTER's default
 
 METHOD = """\
 ## Method
@@ -62,8 +63,9 @@ loopback port and measures, in one process and one run:
 - **Capacity**: core µs per operation × its rate at 1,000,000 online, each
   viewing a page a minute: a renewal per visitor per
   `WHOS_ONLINE_GUARD_SECONDS`, a heartbeat per visitor per
-  `WHOS_ONLINE_HEARTBEAT_SECONDS` (every visitor counted, as if all were
-  logged in with a page open), and a snapshot per
+  `WHOS_ONLINE_AWAY_AFTER` less `WHOS_ONLINE_HEARTBEAT_SECONDS` (a heartbeat
+  renews only then; every visitor counted, as if all were logged in with a
+  page open), and a snapshot per
   `WHOS_ONLINE_SNAPSHOT_MAX_AGE` (2 s) per web server process, each process
   serving 100 pages a second (the widget's row gives the cost of a snapshot
   with none shared, as on a site that sets it to 0).
@@ -236,7 +238,9 @@ def capacity(core: dict[str, float], params: dict[str, Any]) -> dict[str, Any]:
         "widget renders": min(
             PAGE_VIEWS, PAGE_VIEWS / PAGES_PER_PROCESS / SNAPSHOT_MAX_AGE
         ),
-        "heartbeats": ONLINE / heartbeat,
+        # A heartbeat renews only when the user's status could turn "away"
+        # before the next one: every AWAY_AFTER - HEARTBEAT_SECONDS.
+        "heartbeats": ONLINE / max(AWAY_AFTER - heartbeat, heartbeat),
     }
     out: dict[str, Any] = {"rates": rates}
     for label, widget in (

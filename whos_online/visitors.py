@@ -12,8 +12,9 @@ logout) records the new identity at once, and the guard is issued.
 from __future__ import annotations
 
 import functools
+import math
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, Literal
 
 from django.http import HttpRequest, HttpResponseBase
 
@@ -24,6 +25,9 @@ from whos_online.conf import Config
 from whos_online.failsafe import quietly
 from whos_online.privacy import daily_key, stored_address
 from whos_online.store import Kind, Sighting, Snapshot, Stamp, Store, get_store
+
+# What a heartbeat did: see Visit.heartbeat.
+Heartbeat = Literal["refused", "fresh", "recorded"]
 
 # The attribute a request's Visit is kept in, once one is made.
 REQUEST_ATTRIBUTE = "whos_online_visit"
@@ -287,19 +291,24 @@ class Visit:
             return None
         return found.expires - self.config.guard_seconds
 
-    def heartbeat(self, least_interval: float) -> Stamp | None:
-        """Record the logged-in user now, unless they were recorded less than
-        ``least_interval`` seconds ago (``None``). Raises ``RedisError``.
+    def heartbeat(self, least_interval: float, fresh_for: float) -> Heartbeat:
+        """The logged-in user's page is open: ``"refused"`` if they were
+        recorded less than ``least_interval`` seconds ago, ``"fresh"`` if
+        less than ``fresh_for`` (their status cannot have turned "away" by
+        the next heartbeat), else recorded now. Raises ``RedisError``.
 
         Their guard, which a heartbeat renews (:meth:`issue_guard`), says
-        when they were last recorded: a heartbeat too soon after is refused
-        without asking Redis, and one in time is a renewal. (Without a guard
-        that holds, the middleware has just recorded them.)"""
+        when they were last recorded, so neither answer asks Redis, and a
+        record is a renewal. (Without a guard that holds, the middleware has
+        just recorded them.)"""
         visitor = self.visitor
         assert visitor is not None and visitor.user_pk is not None
         last = self._last_recorded(visitor)
-        if last is not None and self.store.state.clock.now() - last < least_interval:
-            return None
+        age = math.inf if last is None else self.store.state.clock.now() - last
+        if age < least_interval:
+            return "refused"
+        if age < fresh_for:
+            return "fresh"
         sighting = Sighting.heartbeat(
             visitor.kind,
             visitor.member,
@@ -308,7 +317,7 @@ class Visit:
         )
         self.stamp = self._recorded(sighting, failures=False)
         self._note_recorded(visitor)
-        return self.stamp
+        return "recorded"
 
     def _recorded(self, sighting: Sighting, *, failures: bool = True) -> Stamp | None:
         """One round trip; a second, and a query, only when Redis has lost
