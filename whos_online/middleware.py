@@ -60,7 +60,7 @@ class WhosOnlineMiddleware:
             or session_changed(request, seen.session_key)
         ):
             after_view(visit_of(request, seen), response)
-        record_page_rooms(request, response)
+        record_page_rooms(request, response, seen)
         return response
 
     async def __acall__(self, request: HttpRequest) -> HttpResponseBase:
@@ -78,7 +78,7 @@ class WhosOnlineMiddleware:
         ):
             await sync_to_async(after_view)(visit_of(request, seen), response)
         if rooms_of_page(request):
-            await sync_to_async(record_page_rooms)(request, response)
+            await sync_to_async(record_page_rooms)(request, response, seen)
         return response
 
 

@@ -16,6 +16,7 @@ reader, who is about to be recorded.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Mapping
 from collections.abc import Set as AbstractSet
 from contextlib import suppress
@@ -30,7 +31,7 @@ from whos_online.conf import conf, get_config
 from whos_online.failsafe import quietly
 from whos_online.locations import marked
 from whos_online.store import get_store, is_room_name
-from whos_online.visitors import visit_of
+from whos_online.visitors import Seen, visit_of
 
 View = TypeVar("View", bound=Callable[..., Any])
 
@@ -103,21 +104,29 @@ def rooms_of_page(request: HttpRequest) -> AbstractSet[str]:
     return named if room is None else named | {room}
 
 
-def record_page_rooms(request: HttpRequest, response: HttpResponseBase) -> None:
+def record_page_rooms(
+    request: HttpRequest, response: HttpResponseBase, seen: Seen
+) -> None:
     """After the view: record the visitor in the page's rooms, if it answered
     2xx, unless their guard holds and says they were recorded in these very
     rooms lately; the guard then says so (a guarded page of the same rooms
-    costs nothing)."""
+    costs nothing). ``seen``: what the middleware read of the cookies."""
     rooms = rooms_of_page(request)
     if not rooms or not 200 <= response.status_code < 300:
         return
-    visit = visit_of(request)
-    mark = guard.mark("\n".join(sorted(rooms)))
-    if visit.rooms == mark and visit.is_guarded:
+    mark = rooms_mark(frozenset(rooms))
+    if seen.spares and seen.guard is not None and seen.guard.rooms == mark:
         return
+    visit = visit_of(request, seen)
     for room in sorted(rooms):
         record_in_room(request, room)
     visit.note_rooms(mark, response)
+
+
+@functools.lru_cache(maxsize=4096)
+def rooms_mark(rooms: frozenset[str]) -> str:
+    """What a guard keeps of the rooms a visitor was recorded in."""
+    return guard.mark("\n".join(sorted(rooms)))
 
 
 def record_in_room(request: HttpRequest, room: str) -> None:
