@@ -62,6 +62,8 @@ class Writes(StoreBase):
                 shard.minute_key(counted, minute),
                 shard.day_key(self.today(), counted),
             ]
+        if kind == "guests":
+            keys.append(shard.day_key(self.today(), "logins"))
         if is_user:
             keys += [
                 shard.key("hidden"),
@@ -161,7 +163,7 @@ class Writes(StoreBase):
     def _forget_guest(self, guest: str) -> list[Call]:
         shard = self.shard_of(guest)
         keys = [shard.key("guests"), shard.day_key(self.today(), "logins")]
-        return [Call("forget_guest", keys, [guest], shard)]
+        return [Call("forget_guest", keys, [guest, self.config.max_members], shard)]
 
     def _tick(self, shard: Shard, minute: int) -> None:
         """Keep the shard's figures for ``minute``, and raise the site's."""

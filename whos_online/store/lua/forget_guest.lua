@@ -1,15 +1,20 @@
 -- A guest logged in: they leave the guests, and today's figure counts them
--- as the user they are (their address stays in today's guests, which
--- cannot forget a member, so it is counted among today's logins, which are
--- taken off).
+-- as the user they are. Their address stays in today's guests (a
+-- HyperLogLog cannot forget a member), so it joins today's logins, which are
+-- taken off; someone else at that address who is recorded as a guest again
+-- (an office behind one address) leaves the logins and counts once more.
 --
 -- KEYS[1]  the guests set
--- KEYS[2]  today's logins: a HyperLogLog of guests who logged in
+-- KEYS[2]  today's logins: a set of the addresses (as stored) of guests who
+--          logged in and were not seen as guests since
 --
 -- ARGV[1]  the guest, as stored
+-- ARGV[2]  the most members a set keeps
 --
 -- Returns nothing.
 
 redis.call('ZREM', KEYS[1], ARGV[1])
-redis.call('PFADD', KEYS[2], ARGV[1])
-redis.call('EXPIRE', KEYS[2], 172800)
+if redis.call('SCARD', KEYS[2]) < tonumber(ARGV[2]) then
+  redis.call('SADD', KEYS[2], ARGV[1])
+  redis.call('EXPIRE', KEYS[2], 172800)
+end

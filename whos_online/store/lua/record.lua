@@ -11,6 +11,9 @@
 -- KEYS[4]  this minute's HyperLogLog of the users or guests recorded, which
 --          counts a set that is at its cap
 -- KEYS[5]  today's visitors: a set of user keys, or a HyperLogLog of guests
+-- For guests, also:
+-- KEYS[6]  today's logins (see forget_guest.lua), which a guest recorded
+--          anew leaves
 -- For users (the kinds users and hidden), also:
 -- KEYS[6]  the hidden set; a user is in at most one of KEYS[1] and KEYS[6]
 -- KEYS[7]  the invisible set: keys of users who chose to appear offline, and
@@ -107,6 +110,7 @@ if kind ~= 'bots' then
     if not is_user then
       redis.call('PFADD', KEYS[5], member)
       redis.call('EXPIRE', KEYS[5], 172800)
+      redis.call('SREM', KEYS[6], member)
     elseif redis.call('SCARD', KEYS[5]) < tonumber(ARGV[4]) then
       redis.call('SADD', KEYS[5], member)
       redis.call('EXPIRE', KEYS[5], 172800)

@@ -8,7 +8,7 @@
 --             user listed is read from "where:PK" (see record.lua), keys
 --             of the same hash tag, so of the same cluster slot
 -- KEYS[7]     today's users set, KEYS[8] today's guests HyperLogLog, and
--- KEYS[9]     today's logins: a HyperLogLog of the guests who logged in
+-- KEYS[9]     today's logins: the guests who logged in (see forget_guest.lua)
 -- KEYS[10]    the users set's estimate, KEYS[11] the guests set's (tick.lua)
 --
 -- ARGV[1]     the window, in seconds
@@ -43,7 +43,7 @@ end
 local day = {
   redis.call('SCARD', KEYS[7]),
   redis.call('PFCOUNT', KEYS[8]),
-  redis.call('PFCOUNT', KEYS[9]),
+  redis.call('SCARD', KEYS[9]),
 }
 local where = {{}, {}}
 for i = 1, 2 do
