@@ -7,6 +7,7 @@ import logging
 import pytest
 from django.contrib.auth.models import AnonymousUser, User
 from django.test import Client
+from pytest_django.fixtures import Settings as SettingsWrapper
 from redis import Redis
 
 from tests import presence
@@ -106,3 +107,21 @@ def test_a_forged_room_token_is_refused(alice: User, token: str) -> None:
 
 def test_a_token_for_an_invalid_room_is_refused(alice: User) -> None:
     assert room_from_token(room_token("no spaces", alice), alice) is None
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="roster._shared_or_new bypasses the shared snapshot only for a visitor "
+    "who just entered the site, not one who just entered the room",
+)
+def test_a_visitor_who_just_entered_a_room_sees_themselves_in_its_box_by_default(
+    settings: SettingsWrapper, alice: User, bob: User
+) -> None:
+    settings.WHOS_ONLINE_SNAPSHOT_MAX_AGE = 2.0  # the default
+    first = Client()
+    first.force_login(alice)
+    first.get("/thread/1/")
+    second = Client()
+    second.force_login(bob)
+    second.get("/")  # browsing the site, guarded, before entering the room
+    assert "bob" in second.get("/thread/1/").content.decode()
