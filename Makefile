@@ -13,7 +13,7 @@ LOCALES := de es fr pt_BR ru
 # browser; `make test-servers` and `make test-browser` run them (CI does).
 FAST := -m "not real_redis and not browser"
 
-.PHONY: help install demo test test-servers test-redis test-matrix test-browser lint messages docs wheel-check bench bench-scaling bench-smoke bench-compare clean
+.PHONY: help install demo test test-servers test-redis test-matrix test-browser lint messages docs wheel-check bench bench-smoke clean
 
 help:
 	@echo "make demo          serve the example project on http://127.0.0.1:$(PORT)"
@@ -26,10 +26,8 @@ help:
 	@echo "make messages      update the .po catalogs in whos_online/locale/ and compile the .mo files"
 	@echo "make docs          build docs/ as a site in docs/_build/html (warnings are errors)"
 	@echo "make wheel-check   build the wheel and sdist, and check what they ship"
-	@echo "make bench         run the benchmarks and write docs/benchmarks/"
-	@echo "make bench-scaling WHOS_ONLINE_SHARDS on 1 master and 3 (docs/scaling.md's figures)"
-	@echo "make bench-smoke   the benchmarks with small sizes, report to a scratch folder"
-	@echo "make bench-compare REV=...  guarded and unguarded requests of REV and this tree, side by side"
+	@echo "make bench         measure issue 19's figures beside their floors, write docs/benchmarks/"
+	@echo "make bench-smoke   the same code at small sizes, report to a scratch folder (CI)"
 
 $(BIN)/.installed: pyproject.toml requirements/lint.txt requirements/test.txt requirements/release.txt \
 		requirements/django52.txt requirements/common.txt
@@ -111,26 +109,18 @@ wheel-check: install
 	$(BIN)/twine check --strict dist/*
 	$(BIN)/python scripts/check_wheel.py dist/*.whl dist/*.tar.gz
 
-bench: install
+$(BIN)/.bench-installed: requirements/bench.txt $(BIN)/.installed
 	$(BIN)/python -m pip install --quiet -r requirements/bench.txt
-	$(BIN)/python benchmarks/run.py
+	touch $@
 
-# A redis-server and a three-master cluster of its own; prints the tables
-# docs/scaling.md quotes (about 15 minutes, most of it recording 10 million).
-bench-scaling: install
-	$(BIN)/python -m pip install --quiet -r requirements/bench.txt
-	$(BIN)/python benchmarks/scaling.py $(SCALING_ARGS)
+# A redis-server of its own on a free loopback port; about 6 minutes (valgrind,
+# if installed, counts instructions: apt-get install valgrind).
+bench: $(BIN)/.bench-installed
+	$(BIN)/python benchmarks/run.py $(BENCH_ARGS)
 
-# Keeps the benchmark code working; its figures mean nothing.
-bench-smoke: install
-	$(BIN)/python -m pip install --quiet -r requirements/bench.txt
+# Keeps the benchmark code working, in about a minute; its figures mean nothing.
+bench-smoke: $(BIN)/.bench-installed
 	out=$$(mktemp -d) && $(BIN)/python benchmarks/run.py --quick --out $$out && rm -rf $$out
-	$(BIN)/python benchmarks/scaling.py --quick
-
-# REV in a temporary git worktree against this tree, alternated in one run.
-bench-compare: install
-	$(BIN)/python -m pip install --quiet -r requirements/bench.txt
-	$(BIN)/python benchmarks/compare.py $(REV) $(COMPARE_ARGS)
 
 clean:
 	rm -rf $(VENV) .nox dist build .coverage docs/_build node_modules .screenshots

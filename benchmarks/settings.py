@@ -1,64 +1,75 @@
-"""Settings for the in-process benchmarks, and their URLconf.
+"""The benchmark project's settings: ``startproject``'s middleware, and
+``whos_online`` set up as its README says (views in project.py).
 
-run.py sets ``BENCH_REDIS_URL`` to its private redis-server and ``BENCH_DB``
-to a SQLite file of its own, or ``BENCH_POSTGRES_DB`` to a PostgreSQL
-database of its own. Each case sets its own ``MIDDLEWARE``. Of the two
-views, ``/`` touches neither the session nor the user, like a cached page,
-so whatever a middleware loads is its own cost; ``/me/`` reads
-``request.user``, as every page of the example project does.
+``BENCH_REDIS_URL`` names the private redis-server run.py starts and
+``BENCH_DB`` a SQLite file of the run's own. ``presence`` reads replies with
+redis-py's own parser, ``presence-hiredis`` (when hiredis is installed) with
+hiredis'; a case picks one with ``WHOS_ONLINE_CACHE_ALIAS``.
 """
 
 from __future__ import annotations
 
 import os
-
-from django.http import HttpRequest, HttpResponse
-from django.urls import path
+from typing import Any
 
 SECRET_KEY = "whos-online-benchmarks"
 ALLOWED_HOSTS = ["*"]
 USE_TZ = True
-ROOT_URLCONF = __name__
+ROOT_URLCONF = "benchmarks.project"
 DEFAULT_AUTO_FIELD = "django.db.models.AutoField"
-INSTALLED_APPS = ["django.contrib.auth", "django.contrib.contenttypes"]
-INSTALLED_APPS += ["django.contrib.sessions", "django.contrib.messages", "whos_online"]
-INSTALLED_APPS += ["online_users"]  # the database-backed alternative
+INSTALLED_APPS = [
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "whos_online",
+]
+AUTH = "django.contrib.auth.middleware.AuthenticationMiddleware"
+STARTPROJECT = [
+    "django.middleware.security.SecurityMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    AUTH,
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+]
+MIDDLEWARE = STARTPROJECT  # each stack builds its own handler (bench.py)
 DATABASES = {
     "default": {
         "ENGINE": "django.db.backends.sqlite3",
         "NAME": os.environ.get("BENCH_DB", ":memory:"),
-        # The WSGI handler closes the connection after each request unless
-        # it may persist, as sites with a database server let it.
-        "CONN_MAX_AGE": None,
+        "CONN_MAX_AGE": None,  # as a site with a database server keeps it
     }
 }
-if os.environ.get("BENCH_POSTGRES_DB"):
-    from benchmarks.servers import postgres
+REDIS_URL = os.environ.get("BENCH_REDIS_URL", "redis://127.0.0.1:1/0")
+PARSERS = {"presence": "redis._parsers.resp2._RESP2Parser"}
+try:
+    import hiredis  # noqa: F401
 
-    DATABASES["default"] |= {key.upper(): value for key, value in postgres().items()}
-    DATABASES["default"]["NAME"] = os.environ["BENCH_POSTGRES_DB"]
-    DATABASES["default"]["ENGINE"] = "django.db.backends.postgresql"
-CACHES = {
-    "default": {
+    PARSERS["presence-hiredis"] = "redis._parsers.hiredis._HiredisParser"
+except ImportError:
+    pass
+LOCMEM = "django.core.cache.backends.locmem.LocMemCache"
+CACHES: dict[str, Any] = {"default": {"BACKEND": LOCMEM}}
+for alias, parser in PARSERS.items():
+    CACHES[alias] = {
         "BACKEND": "django_redis.cache.RedisCache",
-        "LOCATION": os.environ.get("BENCH_REDIS_URL", "redis://127.0.0.1:1/0"),
+        "LOCATION": REDIS_URL,
+        "OPTIONS": {"PARSER_CLASS": parser},
     }
-}
-WHOS_ONLINE_MAX_MEMBERS = 2_000_000  # sets of a million are filled
+WHOS_ONLINE_CACHE_ALIAS = "presence"
+WHOS_ONLINE_GUARD_COOKIE_NAME = "whos_online"
+# Sets of 100,000 stay below the cap but for the case that sets it to them.
+WHOS_ONLINE_MAX_MEMBERS = 1_000_000
 TEMPLATES = [
     {"BACKEND": "django.template.backends.django.DjangoTemplates", "APP_DIRS": True}
 ]
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
-QUIET = {"django.request": {"level": "CRITICAL"}}
-LOGGING = {"version": 1, "disable_existing_loggers": False, "loggers": QUIET}
-
-
-def plain(request: HttpRequest) -> HttpResponse:
-    return HttpResponse(b"ok")
-
-
-def me(request: HttpRequest) -> HttpResponse:
-    return HttpResponse(b"user" if request.user.is_authenticated else b"guest")
-
-
-urlpatterns = [path("", plain), path("me/", me)]
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "loggers": {"django.request": {"level": "CRITICAL"}},
+}
+WHOS_ONLINE_GUARD_SECONDS = 300  # the defaults, which the capacity line uses
+WHOS_ONLINE_HEARTBEAT_SECONDS = 60

@@ -1,0 +1,372 @@
+"""Each figure of issue 19, measured as a large site meets it: sets of
+100,000 users and 100,000 guests, the floors measured in the same run.
+
+Requests go through ``WSGIHandler`` with startproject's middleware, alone
+(``bare``), with a middleware that checks a plain cookie (``plain``, floors
+A and C) or with ``WhosOnlineMiddleware`` (``ours``). Each figure is taken
+in rounds, its floor beside it in every round, the order shuffled.
+"""
+
+from __future__ import annotations
+
+import functools
+import itertools
+import random
+import shutil
+import subprocess
+import time
+from collections.abc import Callable
+from contextlib import nullcontext
+from typing import Any
+
+from django.conf import settings
+from django.contrib.auth import get_user_model
+from django.core.management import call_command
+from django.test import Client
+from django.test.utils import override_settings
+from django_redis import get_redis_connection
+
+from benchmarks import layout
+from benchmarks.bench import Inside, Site, beside, cookies_set, environ, log, spread
+from benchmarks.project import PLAIN_COOKIE
+
+OURS = "whos_online.middleware.WhosOnlineMiddleware"
+PLAIN = "benchmarks.project.PlainCookieMiddleware"
+CSRF = "k" * 32
+PARSER_LABELS = {"presence": "redis-py's parser", "presence-hiredis": "hiredis"}
+
+
+def with_after_auth(name: str) -> list[str]:
+    stack, at = settings.STARTPROJECT, settings.STARTPROJECT.index(settings.AUTH) + 1
+    return [*stack[:at], name, *stack[at:]]
+
+
+def ipv4(i: int) -> str:
+    return f"{(i >> 24) % 223 + 1}.{(i >> 16) & 255}.{(i >> 8) & 255}.{i & 255}"
+
+
+class World:
+    """The run's site: its sets filled, its users logged in, its guards."""
+
+    def __init__(self, size: int, users: int) -> None:
+        self.client = get_redis_connection("presence")
+        self.size = size
+        self.sites = {
+            "bare": Site(settings.STARTPROJECT),
+            "plain": Site(with_after_auth(PLAIN)),
+            "ours": Site(with_after_auth(OURS)),
+        }
+        self.guard = settings.WHOS_ONLINE_GUARD_COOKIE_NAME
+        call_command("migrate", verbosity=0)
+        model = get_user_model()
+        model.objects.bulk_create(model(username=f"u{i}") for i in range(users))
+        self.sessions = []
+        for user in model.objects.all():
+            client = Client()
+            client.force_login(user)
+            self.sessions.append(client.cookies[settings.SESSION_COOKIE_NAME].value)
+        self.fresh = (ipv4(n) for n in itertools.count(100 << 24))  # never seen
+        self.guests = itertools.cycle(range(size))
+        self.fill()
+
+    def now(self) -> float:
+        seconds, micro = self.client.time()
+        return seconds + micro / 1e6
+
+    def fill(self) -> None:
+        """``size`` users and guests seen within the window's last 14 minutes."""
+        now, step = self.now(), 840 / self.size
+        log(f"filling {self.size:,} users and {self.size:,} guests")
+        for kind, member in (("users", lambda i: str(10**7 + i)), ("guests", ipv4)):
+            layout.fill(
+                self.client,
+                kind,
+                ((member(i), now - i * step) for i in range(self.size)),
+            )
+
+    def issue(self, address: str, cookies: dict[str, str]) -> dict[str, str]:
+        """The guard the app issues to this visitor, with their cookies."""
+        headers = self.sites["ours"](environ("/", address, cookies))
+        return cookies | {self.guard: cookies_set(headers)[self.guard]}
+
+    def user(self, i: int) -> dict[str, str]:
+        return {settings.SESSION_COOKIE_NAME: self.sessions[i % len(self.sessions)]}
+
+
+def rounds(cases: dict[str, Callable[[], float]], n: int) -> dict[str, list[float]]:
+    """Each case once per round, in a new order each round."""
+    rng = random.Random(19)
+    out: dict[str, list[float]] = {name: [] for name in cases}
+    for _ in range(n):
+        order = list(cases)
+        rng.shuffle(order)
+        for name in order:
+            out[name].append(cases[name]())
+    return out
+
+
+def request_costs(world: World, n_rounds: int, block: int, many: int) -> dict[str, Any]:
+    """µs each case adds to a request, each of its requests timed beside a
+    bare one; the bare request's own µs."""
+    sites, g = world.sites, "203.0.113.9"
+    log(f"issuing guards to {many:,} distinct guests")
+    many_guards = [(ipv4(i), world.issue(ipv4(i), {})) for i in range(many)]
+    # The guards issued last, so none runs out while measured; more than a
+    # process remembers, so each is checked afresh.
+    cycle = itertools.cycle(many_guards[-(n_rounds + 3) * block :])
+    guest = world.issue(g, {})
+    user = world.issue("198.51.100.7", world.user(0))
+    session = world.user(0)
+    plain = {PLAIN_COOKIE: "1"}
+    cheap = {
+        "bare guest": ("bare", lambda i: environ("/", g, {})),
+        "bare user": ("bare", lambda i: environ("/", g, session)),
+        "plain cookie, guest (floor A)": ("plain", lambda i: environ("/", g, plain)),
+        "plain cookie, user (floor A)": (
+            "plain",
+            lambda i: environ("/", g, session | plain),
+        ),
+        "guarded guest": ("ours", lambda i: environ("/", g, guest)),
+        "guarded user": ("ours", lambda i: environ("/", "198.51.100.7", user)),
+        f"guarded guest, {many:,} distinct": (
+            "ours",
+            lambda i: environ("/", *next(cycle)),
+        ),
+        "guarded guest, room page": ("ours", lambda i: environ("/thread/7/", g, guest)),
+        "guarded user, room page": (
+            "ours",
+            lambda i: environ("/thread/7/", "198.51.100.7", user),
+        ),
+    }
+    cases: dict[str, Callable[[], float]] = {}
+    bare = sites["bare"]
+    for name, (site, make) in cheap.items():
+        if name.startswith("bare"):
+            cases[name] = lambda m=make: bare.timed([m(i) for i in range(block)])
+            continue
+        base = cheap["bare user" if "user" in name else "bare guest"][1]
+        cases[name] = lambda s=sites[site], m=make, b=base: beside(
+            s, bare, [(m(i), b(i)) for i in range(block)]
+        )
+    for parser, label in PARSER_LABELS.items():
+        if parser not in settings.PARSERS:
+            continue
+        for name, site in (
+            ("unguarded guest", "ours"),
+            ("one ZADD + plain cookie, guest (floor C)", "plain"),
+        ):
+            cases[f"{name}, {label}"] = lambda s=sites[site], p=parser: unguarded(
+                s, p, world, block // 4
+            )
+    for _ in range(2):  # warm: scripts loaded, code paths hot
+        for case in cases.values():
+            case()
+    raw = rounds(cases, n_rounds)
+    sent = {}  # a guard that no longer held would have sent a record
+    for name in [name for name in cheap if name.startswith("guarded")]:
+        commands = Inside(world.client).once(cases[name])["commands"] / block
+        if commands > 0.05 and "room" not in name:
+            raise RuntimeError(f"{name}: {commands:.2f} Redis commands per request")
+        sent[name] = commands
+    alone = {n: spread(raw[n]) for n in ("bare guest", "bare user")}
+    return {"bare": alone, "raw": raw, "redis_commands": sent}
+
+
+def unguarded(site: Site, parser: str, world: World, n: int) -> float:
+    """µs a guest without a cookie adds, beside a bare request."""
+    with override_settings(WHOS_ONLINE_CACHE_ALIAS=parser):
+        addresses = [ipv4(next(world.guests)) for _ in range(n)]
+        pairs = [(environ("/", a, {}), environ("/", a, {})) for a in addresses]
+        return beside(site, world.sites["bare"], pairs)
+
+
+def redis_costs(
+    world: World, n_rounds: int, n: int
+) -> dict[str, list[dict[str, float]]]:
+    """Per operation: µs inside Redis, commands sent, µs of Redis' core."""
+    ours, client, inside = world.sites["ours"], world.client, Inside(world.client)
+    guest = world.issue("203.0.113.9", {})
+    guarded_users = [
+        world.issue(f"198.51.100.{i % 250}", world.user(i))
+        for i in range(len(world.sessions))
+    ]
+    renewing = itertools.cycle(range(world.size))
+    users = itertools.cycle(range(len(world.sessions)))
+    pks = [str(pk) for pk in get_user_model().objects.values_list("pk", flat=True)]
+
+    def zadd() -> None:
+        client.zadd(layout.key("guests"), {ipv4(next(renewing)): time.time()})
+
+    def get(
+        path: str, address: str, cookies: dict[str, str], **extra: Any
+    ) -> Callable[[], None]:
+        return lambda: ours(environ(path, address, cookies, **extra)) and None
+
+    def heartbeat() -> None:
+        i = next(users)
+        cookies = guarded_users[i] | {"csrftoken": CSRF}
+        ours(
+            environ(
+                "/whos-online/heartbeat/", "198.51.100.7", cookies, post=True, csrf=CSRF
+            )
+        )
+
+    def older_users() -> None:  # a heartbeat a minute after the last
+        layout.fill(client, "users", ((pk, world.now() - 60) for pk in pks))
+
+    ops: dict[str, tuple[Callable[[], None], Callable[[], None] | None]] = {
+        "ZADD renewal (floor B)": (zadd, None),
+        "record guest renewal": (lambda: get("/", ipv4(next(renewing)), {})(), None),
+        "record guest entering": (lambda: get("/", next(world.fresh), {})(), None),
+        "record user renewal": (
+            lambda: get("/", "198.51.100.7", world.user(next(users)))(),
+            None,
+        ),
+        "record user entering": (
+            lambda: get("/", "198.51.100.7", world.user(next(users)))(),
+            lambda: layout.forget(client, "users", pks),
+        ),
+        "heartbeat": (heartbeat, older_users),
+        "widget below the cap": (get("/widget/", "203.0.113.9", guest), None),
+        "guarded request": (get("/", "203.0.113.9", guest), None),
+        "guarded room page": (get("/thread/7/", "203.0.113.9", guest), None),
+    }
+    ops["widget at the cap"] = ops["widget below the cap"]
+    at_cap = {
+        "widget at the cap": override_settings(WHOS_ONLINE_MAX_MEMBERS=world.size)
+    }
+    for fn, _ in ops.values():  # every user recorded once, scripts loaded
+        for _ in range(len(pks)):
+            fn()
+    with at_cap["widget at the cap"]:
+        from whos_online import api
+
+        if not api.counts().is_estimate:
+            raise RuntimeError("the sets were not at their cap: mend layout.fill")
+    out: dict[str, list[dict[str, float]]] = {name: [] for name in ops}
+    order = list(ops)
+    for r in range(n_rounds):
+        random.Random(r).shuffle(order)
+        for name in order:
+            fn, before = ops[name]
+            with at_cap.get(name, nullcontext()):
+                fn()  # the settings' first call
+                out[name].append(
+                    inside.measure(fn, min(n, len(pks)) if before else n, before)
+                )
+    return out
+
+
+def throughput(
+    world: World, requests: int, n_rounds: int
+) -> dict[str, list[float]] | None:
+    """Operations per second one Redis core serves to 50 clients, each
+    sending one command at a time: redis-benchmark replays what a record
+    sends (captured from redis-py), and a renewal ZADD."""
+    if shutil.which("redis-benchmark") is None:
+        return None
+    from redis.connection import AbstractConnection
+
+    sent: list[tuple[Any, ...]] = []
+    send = AbstractConnection.send_command
+
+    def spy(self: Any, *args: Any, **kwargs: Any) -> Any:
+        sent.append(args)
+        return send(self, *args, **kwargs)
+
+    address = ipv4(5)
+    AbstractConnection.send_command = spy  # type: ignore[method-assign]
+    try:
+        world.sites["ours"](environ("/", address, {}))
+        guest = sent[-1]
+        world.sites["ours"](environ("/", "198.51.100.7", world.user(1)))
+        user = sent[-1]
+    finally:
+        AbstractConnection.send_command = send  # type: ignore[method-assign]
+    entering = ["e__rand_int__" if str(a) == address else a for a in guest]
+    commands = {
+        "ZADD renewal (floor B)": [
+            "ZADD",
+            layout.key("guests"),
+            "__rand_int__",
+            address,
+        ],
+        "record guest renewal": list(guest),
+        "record guest entering": entering,
+        "record user renewal": list(user),
+    }
+    port = str(world.client.connection_pool.connection_kwargs["port"])
+    run = ["redis-benchmark", "-p", port, "-c", "50", "-n", str(requests)]
+
+    def rate(command: list[Any]) -> float:
+        args = [a.decode() if isinstance(a, bytes) else str(a) for a in command]
+        world.client.execute_command(*(a.replace("__rand_int__", "7") for a in args))
+        done = subprocess.run(
+            [*run, "-r", "100000000", "--csv", *args], capture_output=True, text=True
+        )
+        return float(done.stdout.splitlines()[-1].split(",")[1].strip('"'))
+
+    return rounds(
+        {name: functools.partial(rate, c) for name, c in commands.items()}, n_rounds
+    )
+
+
+def prune(world: World, size: int, n_rounds: int) -> dict[str, list[dict[str, float]]]:
+    """``prune_online`` of ``size`` stale users (then guests), with 1% as
+    many online, against one ZREMRANGEBYSCORE of an identical copy; wall
+    seconds and µs inside Redis."""
+    client, inside = world.client, Inside(world.client)
+    out: dict[str, list[dict[str, float]]] = {}
+    members = {"users": lambda i: str(2 * 10**7 + i), "guests": ipv4}
+    for r in range(n_rounds):
+        for kind, member in members.items():
+            log(f"  round {r + 1}: {size:,} stale {kind}")
+            now = world.now()
+            stale = now - 7200
+            client.delete(layout.key(kind))
+            online = ((member(i), now) for i in range(size, size + size // 100))
+            layout.fill(client, kind, online, seen=False)
+            old = ((member(i), stale - i * 1e-4) for i in range(size))
+            layout.fill(client, kind, old, seen=False)
+            client.copy(layout.key(kind), "bench:copy", replace=True)
+            steps = {
+                f"prune_online, {kind}": lambda: call_command(
+                    "prune_online", verbosity=0
+                ),
+                f"ZREMRANGEBYSCORE, {kind}": functools.partial(
+                    client.zremrangebyscore, "bench:copy", "-inf", stale + 1
+                ),
+            }
+            for name in list(steps)[r % 2 :] + list(steps)[: r % 2]:
+                began = time.perf_counter()
+                figures = inside.once(steps[name])
+                figures["seconds"] = time.perf_counter() - began
+                out.setdefault(name, []).append(figures)
+            if client.zcard(layout.key(kind)) != client.zcard("bench:copy"):
+                raise RuntimeError(
+                    f"prune left {kind} another size than ZREMRANGEBYSCORE did"
+                )
+    return out
+
+
+def callgrind(world: World, requests: int) -> dict[str, float] | None:
+    """Instructions per request (valgrind's callgrind) of the guarded
+    requests and their floors, all in one process (see instructions.py)."""
+    if shutil.which("valgrind") is None:
+        return None
+    from benchmarks import instructions
+
+    addresses = [ipv4(i + (60 << 24)) for i in range(requests + instructions.WARM)]
+    session, plain = world.user(0), {PLAIN_COOKIE: "1"}
+    cases = {
+        "bare guest": [{}],
+        "bare user": [session],
+        "plain cookie, guest (floor A)": [plain],
+        "plain cookie, user (floor A)": [session | plain],
+        "guarded guest": [world.issue("203.0.113.9", {})],
+        "guarded user": [world.issue("203.0.113.9", session)],
+        "guarded guest, a new visitor each request": [
+            world.issue(a, {}) | {"address": a} for a in addresses
+        ],
+    }
+    return instructions.measure(cases, requests)

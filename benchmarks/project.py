@@ -1,0 +1,59 @@
+"""The benchmark project's views and the floors' middleware. ``/`` touches
+neither session nor user, like a cached page, so whatever a middleware
+loads is its own cost; ``/thread/N/`` is the same page as a room."""
+
+from __future__ import annotations
+
+import functools
+import time
+from typing import Any
+
+from django.conf import settings
+from django.http import HttpRequest, HttpResponse
+from django.template import engines
+from django.urls import include, path
+from django_redis import get_redis_connection
+
+from whos_online.rooms import records_room
+
+PLAIN_COOKIE = "seen"
+
+
+class PlainCookieMiddleware:
+    """The floors: with a plain cookie, nothing more (floor A); without it,
+    one ZADD and the cookie set for five minutes (floor C, the seed design)."""
+
+    def __init__(self, get_response: Any) -> None:
+        self.get_response = get_response
+        self.clients = {
+            alias: get_redis_connection(alias) for alias in settings.PARSERS
+        }
+
+    def __call__(self, request: HttpRequest) -> Any:
+        response = self.get_response(request)
+        if PLAIN_COOKIE not in request.COOKIES:
+            client = self.clients[settings.WHOS_ONLINE_CACHE_ALIAS]
+            client.zadd("bench:seed", {request.META["REMOTE_ADDR"]: time.time()})
+            response.set_cookie(PLAIN_COOKIE, "1", 300, httponly=True, samesite="Lax")
+        return response
+
+
+def plain(request: HttpRequest, pk: int = 0) -> HttpResponse:
+    return HttpResponse(b"ok")
+
+
+@functools.cache
+def widget_template() -> Any:
+    return engines["django"].from_string("{% load whos_online %}{% whos_online %}")
+
+
+def widget(request: HttpRequest) -> HttpResponse:
+    return HttpResponse(widget_template().render({}, request))
+
+
+urlpatterns = [
+    path("", plain),
+    path("thread/<int:pk>/", records_room("thread:{pk}")(plain)),
+    path("widget/", widget),
+    path("whos-online/", include("whos_online.urls")),
+]
