@@ -47,12 +47,9 @@ def record(
     device: str = "",
     location: str = "",
     left_guest: str = "",
-    least_interval: float = 0,
     last_recorded: float | None = None,
 ) -> Stamp | None:
-    sighting = Sighting(
-        kind, member, device, location, left_guest, least_interval, last_recorded
-    )
+    sighting = Sighting(kind, member, device, location, left_guest, last_recorded)
     return get_store().record(sighting)
 
 

@@ -228,6 +228,7 @@ def test_no_english_is_left_in_the_german_widget(
     settings: SettingsWrapper, django_user_model: type[User]
 ) -> None:
     settings.WHOS_ONLINE_MAX_NAMES = 2
+    settings.WHOS_ONLINE_PUBLIC_HIDDEN_COUNT = "separate"
     for name in ("anna", "bernd", "clara", "emil"):
         presence.record_user(django_user_model.objects.create_user(name).pk)
     presence.record_user(django_user_model.objects.create_user("dora").pk, hidden=True)
@@ -431,3 +432,49 @@ def test_russian_has_three_plural_forms() -> None:
         for n in (1, 3, 7)
     ]
     assert forms == ["%(counter)s гость", "%(counter)s гостя", "%(counter)s гостей"]
+
+
+STATUS_WORDS = {
+    "de": ("online", "abwesend", "offline"),
+    "es": ("en línea", "ausente", "sin conexión"),
+    "fr": ("en ligne", "absent", "hors ligne"),
+    "pt-br": ("online", "ausente", "offline"),
+    "ru": ("в сети", "нет на месте", "не в сети"),
+}
+
+
+@pytest.mark.parametrize("language", LANGUAGES)
+def test_presence_list_rows_say_their_status_in_each_language(
+    language: str, alice: User, bob: User, django_user_model: type[User]
+) -> None:
+    carol = django_user_model.objects.create_user("carol")
+    presence.record_user(alice.pk)
+    with translation.override(language):
+        html = (
+            engines["django"]
+            .from_string(
+                "{% load whos_online %}{% presence_list users as rows %}"
+                "{% for row in rows %}{{ row.status }}={{ row.label }};{% endfor %}"
+            )
+            .render({"users": [alice, bob, carol]})
+        )
+    online, _, offline = STATUS_WORDS[language]
+    assert html == f"online={online};offline={offline};offline={offline};"
+
+
+@pytest.mark.parametrize("language", LANGUAGES)
+def test_an_away_users_row_says_away_in_each_language(
+    language: str, alice: User, clock: Clock
+) -> None:
+    presence.record_user(alice.pk)
+    clock.advance(6 * 60)
+    with translation.override(language):
+        html = (
+            engines["django"]
+            .from_string(
+                "{% load whos_online %}{% presence_list users as rows %}"
+                "{{ rows.0.label }}"
+            )
+            .render({"users": [alice]})
+        )
+    assert html == STATUS_WORDS[language][1]

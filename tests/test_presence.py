@@ -426,17 +426,6 @@ def test_history_ignores_samples_older_than_a_day(
     assert presence.history().minutes == []
 
 
-def test_a_heartbeat_records_a_user_not_seen_recently() -> None:
-    assert presence.record("users", "1", least_interval=30) is not None
-    assert presence.last_seen(1) is not None
-
-
-def test_a_heartbeat_soon_after_a_record_is_refused() -> None:
-    first = presence.record_user(1)
-    assert presence.record("users", "1", least_interval=30) is None
-    assert presence.last_seen(1) == pytest.approx(first)
-
-
 def test_last_seen_many_reads_every_user_in_one_round_trip(
     warm_scripts: None, redis_commands: CommandCounter
 ) -> None:

@@ -5,12 +5,16 @@ from __future__ import annotations
 import logging
 
 import pytest
-from django.contrib.auth.models import AnonymousUser, User
-from django.test import Client
+from asgiref.sync import async_to_sync
+from django.contrib.auth.models import AnonymousUser, Group, User
+from django.core.checks import run_checks
+from django.template import engines
+from django.test import AsyncClient, Client
 from pytest_django.fixtures import Settings as SettingsWrapper
 from redis import Redis
 
 from tests import presence
+from whos_online import checks
 from whos_online.rooms import room_from_token, room_token
 
 pytestmark = pytest.mark.django_db
@@ -109,12 +113,142 @@ def test_a_token_for_an_invalid_room_is_refused(alice: User) -> None:
     assert room_from_token(room_token("no spaces", alice), alice) is None
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="roster._shared_or_new bypasses the shared snapshot only for a visitor "
-    "who just entered the site, not one who just entered the room",
-)
-def test_a_visitor_who_just_entered_a_room_sees_themselves_in_its_box_by_default(
+def test_a_model_instance_names_its_room_from_its_label_and_key(
+    browser: Client, redis_client: Redis
+) -> None:
+    topic = Group.objects.create(name="Rules")
+    html = browser.get(f"/forum/{topic.pk}/?widget=instance").content.decode()
+    room = f"auth.group:{topic.pk}"
+    assert room_members(redis_client, "guests", room) == [b"127.0.0.1"]
+    assert "1 visitor online" in html  # the reader, on their first visit
+
+
+def test_a_site_names_a_room_by_url_name_in_settings(
+    browser: Client, redis_client: Redis, settings: SettingsWrapper
+) -> None:
+    settings.WHOS_ONLINE_ROOMS = {"board:topic": "topic:{pk}"}
+    topic = Group.objects.create(name="Rules")
+    browser.get(f"/forum/{topic.pk}/")
+    assert room_members(redis_client, "guests", f"topic:{topic.pk}") == [b"127.0.0.1"]
+
+
+def test_page_room_names_the_room_the_page_records(
+    browser: Client, alice: User, settings: SettingsWrapper
+) -> None:
+    settings.WHOS_ONLINE_ROOMS = {"board:topic": "topic:{pk}"}
+    topic = Group.objects.create(name="Rules")
+    browser.force_login(alice)
+    html = browser.get(f"/forum/{topic.pk}/?widget=page").content.decode()
+    assert "<bdi>alice</bdi>" in html
+    assert presence.rooms() == [f"topic:{topic.pk}"]
+
+
+def test_a_reader_coming_back_is_counted_once(browser: Client, alice: User) -> None:
+    topic = Group.objects.create(name="Rules")
+    browser.force_login(alice)
+    browser.get(f"/forum/{topic.pk}/?widget=instance")
+    html = browser.get(f"/forum/{topic.pk}/?widget=instance").content.decode()
+    assert "1 visitor online" in html
+    assert html.count("<bdi>alice</bdi>") == 1
+
+
+def test_a_guest_coming_back_is_counted_once(browser: Client) -> None:
+    topic = Group.objects.create(name="Rules")
+    browser.get(f"/forum/{topic.pk}/?widget=instance")
+    html = browser.get(f"/forum/{topic.pk}/?widget=instance").content.decode()
+    assert "1 visitor online" in html
+
+
+def test_pages_that_do_not_exist_record_no_room(
+    browser: Client, settings: SettingsWrapper
+) -> None:
+    settings.WHOS_ONLINE_ROOMS = {"board:topic": "topic:{pk}"}
+    settings.WHOS_ONLINE_MAX_ROOMS = 5
+    for pk in range(1000, 1200):
+        assert browser.get(f"/forum/{pk}/").status_code == 404
+    assert presence.rooms() == []
+    topic = Group.objects.create(name="Rules")
+    browser.get(f"/forum/{topic.pk}/")
+    assert presence.rooms() == [f"topic:{topic.pk}"]  # the cap is still free
+
+
+def test_a_decorated_view_that_answers_404_records_no_room(browser: Client) -> None:
+    assert browser.get("/missing-thread/7/").status_code == 404
+    assert presence.rooms() == []
+
+
+def test_a_room_is_recorded_only_after_the_view_succeeded(
+    browser: Client, redis_client: Redis
+) -> None:
+    topic = Group.objects.create(name="Rules")
+    browser.get(f"/forum/{topic.pk}/?widget=instance")
+    browser.get(f"/forum/{topic.pk + 1}/?widget=instance")
+    assert presence.rooms() == [f"auth.group:{topic.pk}"]
+
+
+def test_a_hidden_reader_is_counted_once_in_their_room(
+    browser: Client, django_user_model: type[User], settings: SettingsWrapper
+) -> None:
+    settings.WHOS_ONLINE_PUBLIC_HIDDEN_COUNT = "separate"
+    settings.WHOS_ONLINE_IS_HIDDEN = "tests.hiding.is_ghost"
+    ghost = django_user_model.objects.create_user("ghost")
+    topic = Group.objects.create(name="Rules")
+    browser.force_login(ghost)
+    browser.get(f"/forum/{topic.pk}/?widget=instance")
+    html = browser.get(f"/forum/{topic.pk}/?widget=instance").content.decode()
+    assert "1 hidden user" in html
+    assert "ghost" not in html
+
+
+def test_a_room_page_through_the_async_middleware_records_its_reader(
+    redis_client: Redis,
+) -> None:
+    response = async_to_sync(AsyncClient().get)("/async-thread/7/")
+    assert response.status_code == 200
+    assert room_members(redis_client, "guests", "thread:7") == [b"127.0.0.1"]
+
+
+def test_page_room_is_none_where_the_page_is_in_no_room() -> None:
+    assert (
+        engines["django"]
+        .from_string("{% load whos_online %}{% page_room as room %}{{ room }}")
+        .render({})
+        == "None"
+    )
+
+
+def test_rooms_that_are_not_a_dict_are_e007_and_pages_are_served(
+    browser: Client, settings: SettingsWrapper
+) -> None:
+    settings.WHOS_ONLINE_ROOMS = ["board:topic"]
+    assert [m.id for m in checks.check_settings()] == ["whos_online.E007"]
+    topic = Group.objects.create(name="Rules")
+    assert browser.get(f"/forum/{topic.pk}/").status_code == 200
+    assert presence.rooms() == []
+
+
+def test_a_rooms_key_that_is_not_a_url_name_is_w007(
+    settings: SettingsWrapper,
+) -> None:
+    settings.WHOS_ONLINE_ROOMS = {"board:topic": "topic:{pk}", "board:topik": "x"}
+    (message,) = checks.check_rooms()
+    assert message.id == "whos_online.W007"
+    assert "'board:topik'" in message.msg
+
+
+def test_rooms_that_are_not_a_dict_are_left_to_e007(
+    settings: SettingsWrapper,
+) -> None:
+    settings.WHOS_ONLINE_ROOMS = ["board:topic"]
+    assert checks.check_rooms() == []
+
+
+def test_the_rooms_check_runs_with_manage_py_check(settings: SettingsWrapper) -> None:
+    settings.WHOS_ONLINE_ROOMS = {"nowhere": "topic:{pk}"}
+    assert "whos_online.W007" in [m.id for m in run_checks()]
+
+
+def test_a_browsing_visitor_entering_a_room_sees_themselves_in_a_shared_snapshot(
     settings: SettingsWrapper, alice: User, bob: User
 ) -> None:
     settings.WHOS_ONLINE_SNAPSHOT_MAX_AGE = 2.0  # the default

@@ -170,7 +170,10 @@ def render_with(source: str, **context: object) -> str:
     return template.render(context)
 
 
-def test_it_counts_hidden_users_and_bots(alice: User) -> None:
+def test_it_counts_hidden_users_and_bots(
+    alice: User, settings: SettingsWrapper
+) -> None:
+    settings.WHOS_ONLINE_PUBLIC_HIDDEN_COUNT = "separate"
     presence.record_user(alice.pk, hidden=True)
     presence.record("bots", "Googlebot")
     html = render()
@@ -236,8 +239,9 @@ def test_refresh_is_left_out_where_the_urls_are_not_included(
     ],
 )
 def test_online_count_counts_each_kind(
-    alice: User, bob: User, kind: str, expected: int
+    alice: User, bob: User, settings: SettingsWrapper, kind: str, expected: int
 ) -> None:
+    settings.WHOS_ONLINE_PUBLIC_HIDDEN_COUNT = "separate"
     presence.record_user(alice.pk)
     presence.record_user(bob.pk, hidden=True)
     presence.record_guest("192.0.2.1")

@@ -9,7 +9,8 @@ from pytest_django.fixtures import Settings as SettingsWrapper
 from redis import Redis
 
 from tests import presence
-from tests.conftest import Clock
+from tests.conftest import Clock, CommandCounter
+from whos_online.conf import get_config
 from whos_online.rooms import room_token
 
 pytestmark = pytest.mark.django_db
@@ -34,7 +35,10 @@ def everyone(alice: User, bob: User) -> None:
 
 
 @pytest.mark.usefixtures("everyone")
-def test_json_has_the_counts_the_visible_users_and_the_window(browser: Client) -> None:
+def test_json_has_the_counts_the_visible_users_and_the_window(
+    browser: Client, settings: SettingsWrapper
+) -> None:
+    settings.WHOS_ONLINE_PUBLIC_HIDDEN_COUNT = "separate"
     data = browser.get(JSON).json()  # the reader is a guest, and counts
     assert data["counts"] == {
         "people": 4,
@@ -190,6 +194,31 @@ def test_heartbeats_are_rate_limited_per_user(browser: Client, alice: User) -> N
     response = browser.post(HEARTBEAT)
     assert response.status_code == 429
     assert response["Retry-After"] == "30"
+
+
+def test_a_heartbeat_too_soon_after_a_page_is_refused_without_asking_redis(
+    browser: Client, alice: User, redis_commands: CommandCounter
+) -> None:
+    browser.force_login(alice)
+    browser.get("/")  # recorded, and the guard says when
+    redis_commands.commands.clear()
+    assert browser.post(HEARTBEAT).status_code == 429
+    assert redis_commands.commands == []
+
+
+def test_a_heartbeat_in_time_is_a_renewal_and_renews_the_guard(
+    browser: Client, alice: User, clock: Clock, redis_commands: CommandCounter
+) -> None:
+    browser.force_login(alice)
+    browser.get("/")
+    clock.advance(31)
+    presence.sync_clock()  # a busy process has heard from Redis lately
+    redis_commands.commands.clear()
+    response = browser.post(HEARTBEAT)
+    assert response.status_code == 204
+    assert "EVALSHA" not in redis_commands.commands
+    assert get_config().cookie_name in response.cookies
+    assert browser.post(HEARTBEAT).status_code == 429  # the renewed guard says so
 
 
 def test_a_heartbeat_needs_a_logged_in_user(browser: Client) -> None:

@@ -2,7 +2,9 @@ from __future__ import annotations
 
 from django.contrib import admin
 from django.contrib.auth import get_user_model, login, logout
+from django.contrib.auth.models import Group
 from django.http import HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404
 from django.template import engines
 from django.urls import include, path
 from django.utils.translation import gettext_lazy
@@ -89,6 +91,49 @@ def busy_page(request: HttpRequest) -> HttpResponse:
     return HttpResponse(template.render({}, request))
 
 
+def thread_of_authors(request: HttpRequest) -> HttpResponse:
+    """A thread whose twenty posts each show their author's badge
+    (``?badge=seen``: when they were last seen, ``both``: both;
+    ``?widget=first`` or ``last``: and the widget, before or after them)."""
+    badge = {
+        "status": "{{ author|online_status }}",
+        "seen": "{{ author|last_seen|date:'c' }}",
+        "both": "{{ author|online_status }} {{ author|last_seen|date:'c' }}",
+    }[request.GET.get("badge", "status")]
+    template = engines["django"].from_string(
+        "{% load whos_online %}{% if widget == 'first' %}{% whos_online %}{% endif %}"
+        "{% for author in authors %}{{ author.username }}="
+        + badge
+        + ";{% endfor %}{% if widget == 'last' %}{% whos_online %}{% endif %}"
+    )
+    authors = (
+        get_user_model()
+        ._default_manager.filter(username__startswith="author")
+        .order_by("username")
+    )
+    context = {"authors": authors, "widget": request.GET.get("widget")}
+    return HttpResponse(template.render(context, request))
+
+
+def third_party_topic(request: HttpRequest, pk: int) -> HttpResponse:
+    """A forum's view the site did not write (a group stands in for its
+    topic): the site names its room in the template or in settings."""
+    topic = get_object_or_404(Group, pk=pk)
+    source = {
+        "instance": "{% whos_online room=topic %}",
+        "page": "{% page_room as room %}{% whos_online room=room %}",
+        "none": "",
+    }[request.GET.get("widget", "none")]
+    template = engines["django"].from_string("{% load whos_online %}" + source)
+    return HttpResponse(template.render({"topic": topic}, request))
+
+
+@records_room("thread:{pk}")
+def missing_thread(request: HttpRequest, pk: int) -> HttpResponse:
+    """A decorated view whose threads do not exist."""
+    return HttpResponse("no such thread", status=404)
+
+
 @location("Reading the forum")
 def forum(request: HttpRequest) -> HttpResponse:
     return HttpResponse("the forum")
@@ -109,9 +154,15 @@ class Members(LocationMixin, View):
 
 urlpatterns = [
     path("forum/", forum),
+    path(
+        "forum/",
+        include(([path("<int:pk>/", third_party_topic, name="topic")], "board")),
+    ),
+    path("missing-thread/<int:pk>/", missing_thread),
     path("members/", Members.as_view()),
     path("lazily-labelled/", lazily_labelled),
     path("busy-page/", busy_page),
+    path("thread-of-authors/", thread_of_authors),
     path("cached/", cached),
     path("room-widget/<str:room>/", widget_of_room),
     path("", page),

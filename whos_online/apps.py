@@ -23,5 +23,6 @@ class WhosOnlineConfig(AppConfig):
         checks.register(our_checks.check_urls, checks.Tags.urls)
         checks.register(our_checks.check_setting_names)
         checks.register(our_checks.check_locations, checks.Tags.urls)
+        checks.register(our_checks.check_rooms, checks.Tags.urls)
         checks.register(our_checks.check_migrations, checks.Tags.database)
         auth_signals.user_logged_out.connect(signals.user_logged_out)

@@ -22,6 +22,7 @@ from whos_online.connection import has_read_timeout, is_redis_backend
 
 MIDDLEWARE_PATH = "whos_online.middleware.WhosOnlineMiddleware"
 AUDIENCES = ("everyone", "users", "staff", "nobody")
+HIDDEN_COUNTS = ("never", "in-total", "separate")
 AUTH_MIDDLEWARE_PATH = "django.contrib.auth.middleware.AuthenticationMiddleware"
 
 
@@ -275,6 +276,13 @@ SETTING_RULES: dict[str, tuple[Callable[[Any], bool], str]] = {
         "a whole number of seconds, at least 1",
     ),
     "SNAPSHOT_MAX_AGE": (lambda v: _is_number(v, 0), "a number of seconds, 0 or more"),
+    "ROOMS": (
+        lambda v: (
+            isinstance(v, dict)
+            and all(isinstance(k, str) and isinstance(x, str) for k, x in v.items())
+        ),
+        "a dict of URL names to room names",
+    ),
     "LOCATIONS": (
         lambda v: (
             isinstance(v, dict)
@@ -292,6 +300,10 @@ SETTING_RULES: dict[str, tuple[Callable[[Any], bool], str]] = {
     "NAMES_VISIBLE_TO": (
         lambda v: v in AUDIENCES,
         'one of "everyone", "users", "staff" or "nobody"',
+    ),
+    "PUBLIC_HIDDEN_COUNT": (
+        lambda v: v in HIDDEN_COUNTS,
+        'one of "never", "in-total" or "separate"',
     ),
     "MIN_NAMES_LISTED": (lambda v: _is_whole(v, 0), "a whole number, 0 or more"),
     "CONNECTION_FACTORY": (
@@ -349,6 +361,23 @@ def check_locations(**kwargs: Any) -> list[CheckMessage]:
             id="whos_online.W006",
         )
         for name in labels
+        if isinstance(name, str) and not _is_url_name(name)
+    ]
+
+
+def check_rooms(**kwargs: Any) -> list[CheckMessage]:
+    """Each key of ``WHOS_ONLINE_ROOMS`` names a URL pattern."""
+    rooms = cast(object, conf.ROOMS)
+    if not isinstance(rooms, dict):
+        return []  # reported by check_settings
+    return [
+        Warning(
+            f"WHOS_ONLINE_ROOMS has {name!r}, which is not the name of a "
+            "URL pattern, so no page is in its room.",
+            hint='Use the name given to path(), with its namespace: "forum:topic".',
+            id="whos_online.W007",
+        )
+        for name in rooms
         if isinstance(name, str) and not _is_url_name(name)
     ]
 

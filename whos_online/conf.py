@@ -15,8 +15,8 @@ from __future__ import annotations
 import functools
 import hashlib
 import ipaddress
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 from django.conf import settings
@@ -113,6 +113,12 @@ class Settings:
         return getattr(settings, "WHOS_ONLINE_SNAPSHOT_MAX_AGE", 2.0)
 
     @property
+    def ROOMS(self) -> dict[str, str]:
+        """URL names (``"app:name"``) and the room of their pages, formatted
+        with the URL's keyword arguments (``"topic:{pk}"``)."""
+        return getattr(settings, "WHOS_ONLINE_ROOMS", {})
+
+    @property
     def LOCATIONS(self) -> dict[str, str]:
         """URL names (``"app:name"``) and the location label of their pages."""
         return getattr(settings, "WHOS_ONLINE_LOCATIONS", {})
@@ -137,6 +143,13 @@ class Settings:
         """Who sees names in lists: "everyone", "users" (logged in), "staff"
         or "nobody"; the others see counts only."""
         return getattr(settings, "WHOS_ONLINE_NAMES_VISIBLE_TO", "everyone")
+
+    @property
+    def PUBLIC_HIDDEN_COUNT(self) -> str:
+        """What everyone but staff learns of hidden users: "never" (they are
+        not counted), "in-total" (counted as users, never apart) or
+        "separate" (counted apart, as "1 hidden user")."""
+        return getattr(settings, "WHOS_ONLINE_PUBLIC_HIDDEN_COUNT", "never")
 
     @property
     def MIN_NAMES_LISTED(self) -> int:
@@ -191,6 +204,8 @@ class Config:
     """How many shards presence is split into (``WHOS_ONLINE_SHARDS``)."""
     failure_backoff: float
     max_rooms: int
+    rooms: Mapping[str, str] = field(default_factory=dict, hash=False)
+    """``WHOS_ONLINE_ROOMS``, read once: every 2xx page asks it."""
 
 
 @functools.cache
@@ -224,6 +239,7 @@ def get_config() -> Config:
         shards=min(max(int(conf.SHARDS), 1), MAX_SHARDS),
         failure_backoff=conf.FAILURE_BACKOFF,
         max_rooms=conf.MAX_ROOMS,
+        rooms=dict(conf.ROOMS) if isinstance(conf.ROOMS, dict) else {},
     )
 
 

@@ -11,6 +11,8 @@ from django.core.exceptions import ImproperlyConfigured
 from django.http import HttpRequest, HttpResponseBase
 
 from whos_online.failsafe import quietly
+from whos_online.rooms import record_page_rooms, rooms_of_page
+from whos_online.roster import PAGE
 from whos_online.store import get_store
 from whos_online.visitors import Seen, Visit, session_changed, visit_of
 
@@ -20,6 +22,8 @@ class WhosOnlineMiddleware:
 
     The visitor is recorded before the view runs, so the page already counts
     them; a view that logs someone in or out records the new identity too.
+    After a view that answered 2xx, the visitor is recorded in the page's
+    rooms (see :mod:`whos_online.rooms`).
     """
 
     sync_capable = True
@@ -47,13 +51,16 @@ class WhosOnlineMiddleware:
             return self.__acall__(request)
         seen = Seen(request, get_store())
         visit = None if seen.spares else before_view(request, seen)
+        page = PAGE.set(request)
         response: HttpResponseBase = self.get_response(request)  # type: ignore[assignment]
+        PAGE.reset(page)
         if (
             visit is not None
             and visit.stamp is not None
             or session_changed(request, seen.session_key)
         ):
             after_view(visit_of(request, seen), response)
+        record_page_rooms(request, response)
         return response
 
     async def __acall__(self, request: HttpRequest) -> HttpResponseBase:
@@ -61,13 +68,17 @@ class WhosOnlineMiddleware:
         visit = None
         if not seen.spares:
             visit = await sync_to_async(before_view)(request, seen)
+        page = PAGE.set(request)
         response: HttpResponseBase = await self.get_response(request)  # type: ignore[misc]
+        PAGE.reset(page)
         if (
             visit is not None
             and visit.stamp is not None
             or session_changed(request, seen.session_key)
         ):
             await sync_to_async(after_view)(visit_of(request, seen), response)
+        if rooms_of_page(request):
+            await sync_to_async(record_page_rooms)(request, response)
         return response
 
 

@@ -1,23 +1,31 @@
 """Presence in a named room, for "who's viewing this thread".
 
-Decorate a view with ``@records_room("thread:{pk}")`` (the name is formatted
-with the view's keyword arguments) or give a class-based view ``RoomMixin``
-and a ``room_name``. Each request to the view records the visitor in the
-room before the view runs, so the room's list includes its reader: one
-Redis round trip.
+A page is in a room when its view says so (``@records_room("thread:{pk}")``
+or ``RoomMixin`` and ``room_name``, formatted with the URL's keyword
+arguments), when ``WHOS_ONLINE_ROOMS`` names one for its URL name (for views
+the site does not own), or when its template names a room by a model
+instance (``{% whos_online room=topic %}``: ``"forum.topic:42"``). One
+function, :func:`rooms_of_page`, says which rooms a page is in, for the
+record and for the widget alike.
+
+The visitor is recorded in those rooms after the view, and only when it
+answered 2xx: requests for threads that do not exist never fill the rooms'
+index. The page's own widget of such a room already counts and lists its
+reader, who is about to be recorded.
 """
 
 from __future__ import annotations
 
-import functools
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from collections.abc import Set as AbstractSet
+from contextlib import suppress
 from typing import Any, TypeVar
 
-from asgiref.sync import iscoroutinefunction, sync_to_async
 from django.core import signing
+from django.db.models import Model
 from django.http import HttpRequest, HttpResponseBase
 
-from whos_online.conf import conf
+from whos_online.conf import conf, get_config
 from whos_online.failsafe import quietly
 from whos_online.store import get_store, is_room_name
 from whos_online.visitors import visit_of
@@ -25,25 +33,94 @@ from whos_online.visitors import visit_of
 View = TypeVar("View", bound=Callable[..., Any])
 
 TOKEN_SALT = "whos_online.room"
+# The attribute a view's room name is kept in, as @location keeps its label.
+ATTRIBUTE = "whos_online_room"
+# The attribute of a request holding the rooms its templates named by instance.
+NAMED_ATTRIBUTE = "whos_online_rooms"
+NO_ROOMS: frozenset[str] = frozenset()
 
 
-def record_in_room(request: HttpRequest, template: str, kwargs: dict[str, Any]) -> None:
-    """Record the request's visitor in the room ``template`` formatted with
-    ``kwargs``; a name that does not format or is invalid is logged (at most
-    once a minute), never raised, and costs nobody else anything."""
-    try:
-        room = template.format(**kwargs)
-    except (KeyError, IndexError, ValueError):
-        room = template
-    if not refuse_bad_room(room):
-        visitor = visit_of(request).visitor
-        if visitor is not None:
-            store = get_store()
-            quietly(
-                lambda: store.record_in_room(room, visitor.kind, visitor.member),
-                None,
-                store.breaker_of(visitor.member),
-            )
+def records_room(name: str) -> Callable[[View], View]:
+    """Put the decorated view's pages in the room ``name``, formatted with
+    the view's keyword arguments (``"thread:{pk}"``)."""
+
+    def decorator(view: View) -> View:
+        setattr(view, ATTRIBUTE, name)
+        return view
+
+    return decorator
+
+
+class RoomMixin:
+    """For class-based views: put the view's pages in ``room_name``,
+    formatted with the view's keyword arguments."""
+
+    room_name: str = ""
+
+    @classmethod
+    def as_view(cls, **initkwargs: Any) -> Any:
+        view = super().as_view(**initkwargs)  # type: ignore[misc]
+        setattr(view, ATTRIBUTE, cls.room_name)
+        return view
+
+
+def room_name(room: object, kwargs: Mapping[str, Any] | None = None) -> str | None:
+    """The name of a room given as a name (formatted with ``kwargs``) or as a
+    model instance (``"app_label.model:pk"``); ``None``, logged, when it is
+    not a valid room name."""
+    if isinstance(room, Model):
+        name = f"{room._meta.label_lower}:{room.pk}"
+    else:
+        name = str(room)
+        with suppress(KeyError, IndexError, ValueError):
+            name = name.format(**(kwargs or {}))
+    return None if refuse_bad_room(name) else name
+
+
+def page_room(request: HttpRequest) -> str | None:
+    """The room the requested page is in by its view or its URL name."""
+    match = getattr(request, "resolver_match", None)
+    if match is None:
+        return None
+    template = getattr(match.func, ATTRIBUTE, None) or get_config().rooms.get(
+        match.view_name
+    )
+    return room_name(template, match.kwargs) if template else None
+
+
+def join_named_room(request: HttpRequest, room: str) -> None:
+    """A template named ``room`` by a model instance: the page is in it."""
+    named: set[str] = request.__dict__.setdefault(NAMED_ATTRIBUTE, set())
+    named.add(room)
+
+
+def rooms_of_page(request: HttpRequest) -> AbstractSet[str]:
+    """Every room the page is in, so far: the record after the view and the
+    page's widgets both ask this."""
+    named: AbstractSet[str] = request.__dict__.get(NAMED_ATTRIBUTE, NO_ROOMS)
+    room = page_room(request)
+    return named if room is None else named | {room}
+
+
+def record_page_rooms(request: HttpRequest, response: HttpResponseBase) -> None:
+    """After the view: record the visitor in the page's rooms, if it answered 2xx."""
+    if 200 <= response.status_code < 300:
+        rooms = rooms_of_page(request)
+        for room in sorted(rooms) if rooms else ():
+            record_in_room(request, room)
+
+
+def record_in_room(request: HttpRequest, room: str) -> None:
+    """Record the request's visitor in ``room`` now (a valid name): one round
+    trip; a failure is logged, never raised, and costs nobody else anything."""
+    visitor = visit_of(request).visitor
+    if visitor is not None:
+        store = get_store()
+        quietly(
+            lambda: store.record_in_room(room, visitor.kind, visitor.member),
+            None,
+            store.breaker_of(visitor.member),
+        )
 
 
 def refuse_bad_room(room: object) -> bool:
@@ -54,45 +131,6 @@ def refuse_bad_room(room: object) -> bool:
         "room", "Who's online ignored an invalid room name %r.", str(room)[:120]
     )
     return True
-
-
-def records_room(name: str) -> Callable[[View], View]:
-    """Record each visitor of the decorated view in the room ``name``,
-    formatted with the view's keyword arguments (``"thread:{pk}"``)."""
-
-    def decorator(view: View) -> View:
-        if iscoroutinefunction(view):
-
-            @functools.wraps(view)
-            async def async_wrapper(
-                request: HttpRequest, *args: Any, **kwargs: Any
-            ) -> HttpResponseBase:
-                await sync_to_async(record_in_room)(request, name, kwargs)
-                return await view(request, *args, **kwargs)  # type: ignore[no-any-return]
-
-            return async_wrapper  # type: ignore[return-value]
-
-        @functools.wraps(view)
-        def wrapper(
-            request: HttpRequest, *args: Any, **kwargs: Any
-        ) -> HttpResponseBase:
-            record_in_room(request, name, kwargs)
-            return view(request, *args, **kwargs)  # type: ignore[no-any-return]
-
-        return wrapper  # type: ignore[return-value]
-
-    return decorator
-
-
-class RoomMixin:
-    """For class-based views: records each visitor in ``room_name``,
-    formatted with the view's keyword arguments."""
-
-    room_name: str = ""
-
-    def dispatch(self, request: HttpRequest, *args: Any, **kwargs: Any) -> Any:
-        record_in_room(request, self.room_name, kwargs)
-        return super().dispatch(request, *args, **kwargs)  # type: ignore[misc]
 
 
 def room_token(room: str, viewer: Any) -> str:

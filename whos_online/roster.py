@@ -11,22 +11,34 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from contextvars import ContextVar
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from typing import Any, Literal
 
 from django.contrib.auth import get_user_model
 from django.core.exceptions import ValidationError
 from django.http import HttpRequest
+from django.utils.translation import pgettext_lazy
 
 from whos_online.bots import is_known
 from whos_online.conf import conf
 from whos_online.failsafe import quietly
 from whos_online.locations import Location, parse
+from whos_online.rooms import rooms_of_page
 from whos_online.store import Counts, LastSeen, Snapshot, Today, get_store
-from whos_online.visitors import Visit, visit_of
+from whos_online.visitors import Visit, Visitor, visit_of
 
 Status = Literal["online", "away", "offline"]
+
+PAGE: ContextVar[HttpRequest | None] = ContextVar("whos_online_page", default=None)
+"""The request whose page is being made, set by the middleware around the
+view, so that filters, which see no context, can share the page's snapshot."""
+
+# The most users a page's badges are read from in one snapshot; past it, a
+# badge of a user not among the most recent costs a round trip of its own.
+BADGE_NAMES = 1000
+BADGES_ATTRIBUTE = "whos_online_badges"
 
 
 @dataclass(frozen=True)
@@ -86,21 +98,35 @@ class Roster(Windowed):
     shows_names: bool = True
     """False when the site shows this viewer counts only
     (``WHOS_ONLINE_NAMES_VISIBLE_TO``, ``WHOS_ONLINE_MIN_NAMES_LISTED``)."""
+    nameable: int = 0
+    """How many users online the viewer may see named."""
 
     @property
     def more(self) -> int:
         """How many users online the viewer may see but are not in ``users``."""
         if not self.shows_names:
             return 0
-        listable = self.counts.users + (self.counts.hidden if self.shows_hidden else 0)
-        return max(listable - len(self.users), 0)
+        return max(self.nameable - len(self.users), 0)
+
+
+STATUS_LABELS = {
+    "online": pgettext_lazy("a user's presence status", "online"),
+    "away": pgettext_lazy("a user's presence status", "away"),
+    "offline": pgettext_lazy("a user's presence status", "offline"),
+}
 
 
 @dataclass(frozen=True)
 class UserPresence:
     user: Any
     status: Status
+    """``online``, ``away`` or ``offline``: a code for CSS classes and tests."""
     last_seen: datetime | None
+
+    @property
+    def label(self) -> str:
+        """The status in the active language, for people to read."""
+        return str(STATUS_LABELS[self.status])
 
 
 def is_active_staff(user: Any) -> bool:
@@ -135,13 +161,16 @@ def online_roster(
     snapshot = quietly(lambda: snapshot_for(limit, room, shows_hidden, request), None)
     if snapshot is None:
         return Roster(window=conf.WINDOW, room=room)
+    if room is not None and request is not None and room in rooms_of_page(request):
+        snapshot = with_reader(snapshot, visit_of(request).visitor, shows_hidden)
     visible = snapshot.counts.users + (snapshot.counts.hidden if shows_hidden else 0)
+    counts = snapshot.counts if shows_hidden else public_counts(snapshot.counts)
     if not may_see_names(viewer) or visible < conf.MIN_NAMES_LISTED:
         return Roster(
             window=snapshot.window,
             available=True,
             room=room,
-            counts=snapshot.counts,
+            counts=counts,
             record=as_record(snapshot.record),
             today=snapshot.today,
             shows_hidden=shows_hidden,
@@ -157,11 +186,43 @@ def online_roster(
         users=users_in_order(snapshot.users, snapshot.hidden, snapshot.where)[:limit],
         bots=known,
         other_bots=max(snapshot.counts.bots - len(known), 0),
-        counts=snapshot.counts,
+        counts=counts,
         record=as_record(snapshot.record),
         today=snapshot.today,
         shows_hidden=shows_hidden,
+        nameable=visible,
     )
+
+
+def with_reader(
+    snapshot: Snapshot, reader: Visitor | None, shows_hidden: bool
+) -> Snapshot:
+    """A room's snapshot with its reader in it as of now: the page records
+    them there after the view, so its widget lists them already (once, if
+    they were there before). A hidden reader who is not staff is left as
+    they are: the hidden users were not listed to them, so whether they are
+    in the room already cannot be told."""
+    if reader is None or (reader.kind == "hidden" and not shows_hidden):
+        return snapshot
+    listed: list[tuple[str, float]] = getattr(snapshot, reader.kind)
+    others = [pair for pair in listed if pair[0] != reader.member]
+    counts = snapshot.counts
+    if len(others) == len(listed):  # not in the room yet, as far as we can tell
+        counts = replace(counts, **{reader.kind: getattr(counts, reader.kind) + 1})
+    lists: dict[str, Any] = {reader.kind: [(reader.member, snapshot.now), *others]}
+    return replace(snapshot, counts=counts, **lists)
+
+
+def public_counts(counts: Counts) -> Counts:
+    """The counts as everyone but staff sees them
+    (``WHOS_ONLINE_PUBLIC_HIDDEN_COUNT``): by default hidden users are not
+    counted at all, so being hidden looks exactly like being offline."""
+    shown = conf.PUBLIC_HIDDEN_COUNT
+    if shown == "separate":
+        return counts
+    if shown == "in-total":
+        return replace(counts, users=counts.users + counts.hidden, hidden=0)
+    return replace(counts, hidden=0)
 
 
 def snapshot_for(
@@ -195,8 +256,12 @@ def _shared_or_new(
     ):
         return shared[1], shared[2]
     room, shows_hidden = key
+    # A room lists its guests too, so that its reader can be found in it.
     snapshot = store.snapshot(
-        limit, room=room, hidden_limit=limit if shows_hidden else 0
+        limit,
+        room=room,
+        hidden_limit=limit if shows_hidden else 0,
+        guest_limit=0 if room is None else limit,
     )
     if store.config.snapshot_max_age > 0:
         store.state.snapshots.put(key, (time.monotonic(), limit, snapshot))
@@ -247,6 +312,55 @@ def presence_of(users: Iterable[Any], *, viewer: Any = None) -> list[UserPresenc
         return [UserPresence(user, "offline", None) for user in users]
     shows_hidden = is_active_staff(viewer)
     return [_presence(user, found, shows_hidden) for user in users]
+
+
+def badge_of(user: Any) -> UserPresence:
+    """A user's status and last-seen time as a badge beside their name shows
+    them: hidden users are ``offline``, whoever looks.
+
+    On a page made through the middleware, every badge is read from the
+    page's one snapshot of the users online (shared with the widget), so a
+    thread of twenty posts costs one round trip for all its badges; a user
+    not online within the window is ``offline`` with no ``last_seen``.
+    Elsewhere (an email, a command), one round trip per user.
+    """
+    request = PAGE.get()
+    if request is None:
+        return presence_of([user])[0]
+    badges: dict[str, UserPresence] = request.__dict__.setdefault(BADGES_ATTRIBUTE, {})
+    member = str(user.pk)
+    badge = badges.get(member)
+    if badge is None:
+        badge = badges[member] = _badge_from_page(user, request)
+    return badge
+
+
+def _badge_from_page(user: Any, request: HttpRequest) -> UserPresence:
+    snapshot = quietly(lambda: _page_snapshot(request), None)
+    if snapshot is None:
+        return UserPresence(user, "offline", None)
+    seen = dict(snapshot.users).get(str(user.pk))
+    if seen is None and not _lists_everyone(snapshot):
+        return presence_of([user])[0]
+    return UserPresence(
+        user,
+        status_for(seen, snapshot.now),
+        None if seen is None else as_datetime(seen),
+    )
+
+
+def _page_snapshot(request: HttpRequest) -> Snapshot:
+    """The page's site-wide snapshot if it lists every user online, else one
+    listing up to ``BADGE_NAMES``."""
+    taken = visit_of(request).snapshots.get((None, False))
+    if taken is not None and _lists_everyone(taken[1]):
+        return taken[1]
+    return snapshot_for(BADGE_NAMES, None, False, request)
+
+
+def _lists_everyone(snapshot: Snapshot) -> bool:
+    counts = snapshot.counts
+    return "users" not in counts.estimated and len(snapshot.users) >= counts.users
 
 
 def _presence(user: Any, found: LastSeen, shows_hidden: bool) -> UserPresence:

@@ -112,7 +112,9 @@ def heartbeat(request: HttpRequest) -> HttpResponseBase:
         response = json_response({"recorded": False}, status=429)
         response["Retry-After"] = str(int(least))
         return response
-    return HttpResponse(status=204)
+    response = HttpResponse(status=204)
+    visit.issue_guard(response)  # which says when they were recorded
+    return response
 
 
 @require_POST
@@ -144,17 +146,37 @@ def beacon(request: HttpRequest) -> HttpResponseBase:
 
     The middleware has already recorded the caller exactly as for any
     request (at most once per guard period); this adds the room the page
-    names by token. It changes nothing but the caller's own presence, so it
-    needs no CSRF token, and its answer is never cached.
+    names by token. With ``widgets=1`` it answers with the site's widget
+    (and the room's) as they are now, for the page to show at once instead
+    of what the cache kept. It changes nothing but the caller's own
+    presence, so it needs no CSRF token, and its answer is never cached.
     """
     token = request.POST.get("room") or request.GET.get("room")
-    if token:
-        room = room_from_token(token, request.user)
-        if room is not None:
-            record_in_room(request, room, {})
-    response = HttpResponse(status=204)
+    room = None if not token else room_from_token(token, request.user)
+    if room is not None:
+        record_in_room(request, room)
+    if request.POST.get("widgets") == "1":
+        response: HttpResponse = json_response({"widgets": _widgets(request, room)})
+    else:
+        response = HttpResponse(status=204)
     add_never_cache_headers(response)
     return response
+
+
+def _widgets(request: HttpRequest, room: str | None) -> dict[str, str]:
+    """The site's widget and ``room``'s, by room ("" for the site), as the
+    caller may see them now."""
+    if not (conf.ANONYMOUS_CAN_VIEW or request.user.is_authenticated):
+        return {}
+    rooms = [None] if room is None else [None, room]
+    return {
+        name or "": render_to_string(
+            "whos_online/widget.html",
+            {"roster": online_roster(room=name, viewer=request.user, request=request)},
+            request,
+        )
+        for name in rooms
+    }
 
 
 def _roster_for(request: HttpRequest, limit: int | None = None) -> Roster:

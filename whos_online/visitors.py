@@ -285,19 +285,26 @@ class Visit:
 
     def heartbeat(self, least_interval: float) -> Stamp | None:
         """Record the logged-in user now, unless they were recorded less than
-        ``least_interval`` seconds ago (``None``). Raises ``RedisError``."""
+        ``least_interval`` seconds ago (``None``). Raises ``RedisError``.
+
+        Their guard, which a heartbeat renews (:meth:`issue_guard`), says
+        when they were last recorded: a heartbeat too soon after is refused
+        without asking Redis, and one in time is a renewal. (Without a guard
+        that holds, the middleware has just recorded them.)"""
         visitor = self.visitor
         assert visitor is not None and visitor.user_pk is not None
+        last = self._last_recorded(visitor)
+        if last is not None and self.store.state.clock.now() - last < least_interval:
+            return None
         sighting = Sighting.heartbeat(
             visitor.kind,
             visitor.member,
             device=self._device(visitor),
-            least_interval=least_interval,
+            last_recorded=last,
         )
-        self.stamp = stamp = self._recorded(sighting, failures=False)
-        if stamp is not None:
-            self._note_recorded(visitor)
-        return stamp
+        self.stamp = self._recorded(sighting, failures=False)
+        self._note_recorded(visitor)
+        return self.stamp
 
     def _recorded(self, sighting: Sighting, *, failures: bool = True) -> Stamp | None:
         """One round trip; a second, and a query, only when Redis has lost

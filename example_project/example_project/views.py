@@ -45,7 +45,7 @@ def thread(request: HttpRequest, pk: int) -> HttpResponse:
     topic = TOPICS.get(pk)
     if topic is None:
         raise Http404("No such thread.")
-    context = {"pk": pk, "topic": topic, "room": f"thread:{pk}"}
+    context = {"pk": pk, "topic": topic}
     return render(request, "thread.html", context)
 
 

@@ -22,8 +22,6 @@ class Sighting:
     """Where a user is ("label<TAB>path"); ``""`` leaves it as it was."""
     left_guest: str = ""
     """The guest (stored form) who just logged in as this user."""
-    least_interval: float = 0
-    """Not recorded again within this many seconds of the last record."""
     last_recorded: float | None = None
     """When this member was last recorded, by Redis' clock, as the caller
     knows it (a guard names it): a renewal it vouches for costs plain
@@ -51,9 +49,14 @@ class Sighting:
 
     @classmethod
     def heartbeat(
-        cls, kind: Kind, member: str, *, device: str, least_interval: float
+        cls,
+        kind: Kind,
+        member: str,
+        *,
+        device: str,
+        last_recorded: float | None,
     ) -> Sighting:
-        return cls(kind, member, device=device, least_interval=least_interval)
+        return cls(kind, member, device=device, last_recorded=last_recorded)
 
 
 @dataclass(frozen=True)

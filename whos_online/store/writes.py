@@ -24,12 +24,11 @@ RENEWAL_MARGIN = 60
 
 
 class Writes(StoreBase):
-    def record(self, sighting: Sighting) -> Stamp | None:
-        """Mark the member of ``sighting`` as seen now; ``None`` when its
-        least interval refused it. A login also takes the guest they were off
-        the guests, in the same round trip. The first record of a minute in
-        a shard also keeps the shard's figures (two round trips more, once a
-        minute)."""
+    def record(self, sighting: Sighting) -> Stamp:
+        """Mark the member of ``sighting`` as seen now. A login also takes
+        the guest they were off the guests, in the same round trip. The
+        first record of a minute in a shard also keeps the shard's figures
+        (two round trips more, once a minute)."""
         shard = self.shard_of(sighting.member)
         renewed = self._renewed(shard, sighting)
         if renewed is not None:
@@ -41,8 +40,6 @@ class Writes(StoreBase):
             )[0]
         else:
             reply = scripts.run(self.client, call.script, call.keys, call.args)
-        if not reply:
-            return None
         now, generation, entered, hidden, unloaded, tick = reply
         label = self.state.clock.observe(float(now), generation.decode(), shard.index)
         if tick:
@@ -77,7 +74,6 @@ class Writes(StoreBase):
             member,
             config.window,
             config.max_members,
-            sighting.least_interval,
             sighting.device,
             sighting.location,
             "1" if config.allow_invisible else "0",
@@ -97,7 +93,6 @@ class Writes(StoreBase):
         if (
             last is None
             or sighting.kind == "bots"  # no guard names a bot's record
-            or sighting.least_interval
             or sighting.left_guest
             or not clock.vouches(label, math.inf)
         ):

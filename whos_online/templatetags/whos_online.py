@@ -11,6 +11,7 @@ from datetime import datetime, timezone
 from typing import Any
 
 from django import template
+from django.db.models import Model
 from django.http import HttpRequest
 from django.template.context import Context
 from django.urls import NoReverseMatch, reverse
@@ -21,8 +22,15 @@ from django.utils.translation import gettext
 
 from whos_online import visibility
 from whos_online.conf import conf
-from whos_online.rooms import refuse_bad_room, room_token
-from whos_online.roster import Roster, UserPresence, online_roster, presence_of
+from whos_online.rooms import join_named_room, room_name, room_token
+from whos_online.rooms import page_room as page_room_of
+from whos_online.roster import (
+    Roster,
+    UserPresence,
+    badge_of,
+    online_roster,
+    presence_of,
+)
 from whos_online.store import Counts
 
 register = template.Library()
@@ -76,7 +84,7 @@ def _as_text(value: int, approximate: bool) -> str:
 def whos_online(
     context: Context,
     limit: int | None = None,
-    room: str | None = None,
+    room: str | Model | None = None,
     refresh: int = 0,
     heading: int = 2,
 ) -> dict[str, Any]:
@@ -84,6 +92,8 @@ def whos_online(
 
     ``{% whos_online %}`` lists up to ``WHOS_ONLINE_MAX_NAMES`` users;
     ``limit=10`` lists up to ten; ``room="thread:42"`` lists that room;
+    ``room=topic`` (a model instance) lists the room ``"forum.topic:42"``
+    and puts the page in it, so its reader is recorded there after a 2xx;
     ``refresh=30`` refreshes it in place every 30 seconds with a small
     script (the static widget stays for browsers without JavaScript), and
     with it every ``{% online_count %}`` on the page. Its title is an
@@ -91,21 +101,24 @@ def whos_online(
     out where the page already has a heading for the widget.
     """
     viewer = _viewer(context)
-    roster = _roster(context, limit, room)
+    name = _room(context, room)
+    roster = _roster(context, limit, room, name)
     return {
         "roster": roster,
         "refresh_seconds": refresh if refresh and refresh > 0 else 0,
         "refresh_url": (
-            _refresh_url(room, viewer) if refresh and roster.room == room else None
+            _refresh_url(name, viewer) if refresh and roster.room == name else None
         ),
         "request": context.get("request"),
         "heading": int(heading) if heading in range(1, 7) else 0,
+        # What the beacon's fresh widgets are keyed by; None for a bad room.
+        "room_key": "" if room is None else name,
     }
 
 
 @register.simple_tag(takes_context=True)
 def online_count(
-    context: Context, kind: str = "people", room: str | None = None
+    context: Context, kind: str = "people", room: str | Model | None = None
 ) -> int:
     """``{% online_count %}``: how many people are online (bots not counted);
     ``{% online_count "total" %}`` counts bots too; ``"users"``, ``"hidden"``,
@@ -115,11 +128,20 @@ def online_count(
         raise template.TemplateSyntaxError(
             f"online_count counts one of {list(COUNTS)}, not {kind!r}."
         )
-    counts = _roster(context, 0, room).counts
+    counts = _roster(context, 0, room, _room(context, room)).counts
     value: int = getattr(counts, kind)
     if room is not None:
         return value
     return Count(value, kind, is_approximate(counts, kind))
+
+
+@register.simple_tag(takes_context=True)
+def page_room(context: Context) -> str | None:
+    """``{% page_room as room %}``: the room this page is in by its view
+    (``@records_room``, ``RoomMixin``) or by ``WHOS_ONLINE_ROOMS``, the one
+    its reader is recorded in; ``None`` when it is in none."""
+    request = context.get("request")
+    return page_room_of(request) if isinstance(request, HttpRequest) else None
 
 
 @register.simple_tag(takes_context=True)
@@ -131,14 +153,16 @@ def presence_list(context: Context, users: Any) -> list[UserPresence]:
 
 @register.filter
 def online_status(user: Any) -> str:
-    """``{{ user|online_status }}``: ``online``, ``away`` or ``offline``."""
-    return presence_of([user])[0].status
+    """``{{ user|online_status }}``: ``online``, ``away`` or ``offline``; all
+    the badges of a page cost one round trip together."""
+    return badge_of(user).status
 
 
 @register.filter
 def last_seen(user: Any) -> datetime | None:
-    """``{{ user|last_seen|timesince }}``: when the user was last seen."""
-    return presence_of([user])[0].last_seen
+    """``{{ user|last_seen|timesince }}``: when the user was last seen within
+    the window; ``None`` when they were not."""
+    return badge_of(user).last_seen
 
 
 @register.filter
@@ -168,13 +192,16 @@ def whos_online_heartbeat(context: Context) -> dict[str, Any]:
 
 
 @register.inclusion_tag("whos_online/beacon.html", takes_context=True)
-def whos_online_beacon(context: Context, room: str | None = None) -> dict[str, Any]:
+def whos_online_beacon(
+    context: Context, room: str | Model | None = None
+) -> dict[str, Any]:
     """For pages served from a cache or a CDN, which never reach the
     middleware: a small script tells the server the visitor is here, at most
     once per guard period (and names ``room``, when given)."""
     url = _reverse("whos_online:beacon")
-    if url is not None and room is not None and not refuse_bad_room(room):
-        url = f"{url}?{urlencode({'room': room_token(room, _viewer(context))})}"
+    name = None if room is None else room_name(room)
+    if url is not None and name is not None:
+        url = f"{url}?{urlencode({'room': room_token(name, _viewer(context))})}"
     return {"beacon_url": url, "beacon_seconds": conf.GUARD_SECONDS}
 
 
@@ -199,13 +226,27 @@ def whos_online_visibility(context: Context) -> dict[str, Any]:
     }
 
 
-def _roster(context: Context, limit: int | None, room: str | None) -> Roster:
-    if room is not None and refuse_bad_room(room):
+def _room(context: Context, room: object) -> str | None:
+    """The name of the room a tag was given; a model instance also puts the
+    page in its room."""
+    if room is None:
+        return None
+    name = room_name(room)
+    request = context.get("request")
+    if isinstance(room, Model) and isinstance(request, HttpRequest) and name:
+        join_named_room(request, name)
+    return name
+
+
+def _roster(
+    context: Context, limit: int | None, room: object, name: str | None
+) -> Roster:
+    if room is not None and name is None:
         return Roster(window=conf.WINDOW, room=None)
     request = context.get("request")
     return online_roster(
         limit,
-        room=room,
+        room=name,
         viewer=getattr(request, "user", None),
         request=request if isinstance(request, HttpRequest) else None,
     )

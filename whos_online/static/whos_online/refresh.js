@@ -7,9 +7,16 @@
  * The count sentence (.whos-online-counts) is the widget's one aria-live
  * region. It stays the same element: only its text changes, so a screen
  * reader announces a new count and nothing else. The rest of the widget is
- * swapped around it. */
+ * swapped around it.
+ *
+ * The beacon of a page served from a cache (beacon.js) hands over the
+ * page's widgets as they are now, keyed by room ("" for the site's), in a
+ * "whos-online:widgets" event: every widget on the page, refreshing or not,
+ * shows them at once. Loaded twice on one page, it starts once. */
 (function () {
   "use strict";
+  if (window.whosOnlineRefresh) return;
+  window.whosOnlineRefresh = true;
 
   function list(nodes) {
     return Array.prototype.slice.call(nodes);
@@ -49,6 +56,17 @@
     if (live.textContent !== next.textContent) live.textContent = next.textContent;
   }
 
+  /* Show `html` (a fetched widget.html) in the widget of `box`. */
+  function show(box, html) {
+    var fetched = document.createElement("template");
+    fetched.innerHTML = html;
+    var fresh = fetched.content.querySelector(".whos-online-widget");
+    var current = box.querySelector(".whos-online-widget");
+    if (!fresh || !current) return;
+    swap(current, fresh);
+    updateCounts(current);
+  }
+
   function start(box) {
     if (box.hasAttribute("data-whos-online-started")) return;
     box.setAttribute("data-whos-online-started", "");
@@ -66,13 +84,7 @@
           if (response.status !== 200) return;
           etag = response.headers.get("ETag");
           return response.text().then(function (html) {
-            var fetched = document.createElement("template");
-            fetched.innerHTML = html;
-            var fresh = fetched.content.querySelector(".whos-online-widget");
-            var current = box.querySelector(".whos-online-widget");
-            if (!fresh || !current) return;
-            swap(current, fresh);
-            updateCounts(current);
+            show(box, html);
           });
         })
         .catch(function () {});
@@ -85,4 +97,15 @@
   }
 
   document.querySelectorAll("[data-whos-online-refresh]").forEach(start);
+
+  document.addEventListener("whos-online:widgets", function (event) {
+    var widgets = event.detail || {};
+    document.querySelectorAll(".whos-online[data-whos-online-room]").forEach(
+      function (box) {
+        var room = box.getAttribute("data-whos-online-room");
+        if (Object.prototype.hasOwnProperty.call(widgets, room)) {
+          show(box, widgets[room]);
+        }
+      });
+  });
 })();

@@ -22,10 +22,9 @@
 -- ARGV[2]  the member
 -- ARGV[3]  the window, in seconds
 -- ARGV[4]  the most members a set keeps
--- ARGV[5]  least seconds since the member's last record, or 0 for always
--- ARGV[6]  the device to mark in KEYS[8], or ''
--- ARGV[7]  the location to keep in KEYS[9], or '' to leave it be
--- ARGV[8]  '1' if users may choose to be invisible (consult KEYS[7])
+-- ARGV[5]  the device to mark in KEYS[8], or ''
+-- ARGV[6]  the location to keep in KEYS[9], or '' to leave it be
+-- ARGV[7]  '1' if users may choose to be invisible (consult KEYS[7])
 --
 -- A user of kind users is recorded as hidden when they chose to be, and also
 -- while KEYS[7] is missing (Redis lost it): privacy fails closed until the
@@ -40,7 +39,7 @@
 -- Returns {now as "seconds.micros", generation, entered (1 if the member was
 -- not online before), hidden (1 if recorded in KEYS[6]), unloaded (1 if
 -- KEYS[7] is missing), tick (1 if this is the shard's first record of the
--- minute: the caller runs tick.lua)}, or false when ARGV[5] refused it.
+-- minute: the caller runs tick.lua)}.
 
 local t = redis.call('TIME')
 local micros = string.format('%06d', tonumber(t[2]))
@@ -54,7 +53,7 @@ if is_user then
   other = KEYS[6]
   if kind == 'hidden' then
     hidden = 1
-  elseif ARGV[8] == '1' then
+  elseif ARGV[7] == '1' then
     local mirror = redis.call('SMISMEMBER', KEYS[7], '', member)
     if mirror[1] == 0 then
       hidden, unloaded = 1, 1
@@ -68,10 +67,6 @@ if is_user then
 end
 
 local last = redis.call('ZSCORE', target, member)
-local least = tonumber(ARGV[5])
-if least > 0 and last and tonumber(now) - tonumber(last) < least then
-  return false
-end
 
 local generation = redis.call('HGET', KEYS[2], 'generation')
 if not generation then
@@ -120,17 +115,17 @@ if kind ~= 'bots' then
 end
 
 if is_user and room then
-  if ARGV[6] ~= '' then
+  if ARGV[5] ~= '' then
     -- Devices not seen within the window leave, and a user keeps at most 5,
     -- so memory and logging out stay bounded.
-    if redis.call('ZADD', KEYS[8], now, ARGV[6]) == 1 then
+    if redis.call('ZADD', KEYS[8], now, ARGV[5]) == 1 then
       redis.call('ZREMRANGEBYRANK', KEYS[8], 0, -6)
     end
     redis.call('ZREMRANGEBYSCORE', KEYS[8], '-inf', '(' .. since)
     redis.call('EXPIRE', KEYS[8], ARGV[3])
   end
-  if ARGV[7] ~= '' then
-    redis.call('SET', KEYS[9], ARGV[7], 'EX', ARGV[3])
+  if ARGV[6] ~= '' then
+    redis.call('SET', KEYS[9], ARGV[6], 'EX', ARGV[3])
   end
 end
 return {now, generation, entered and 1 or 0, hidden, unloaded, tick}

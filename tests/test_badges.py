@@ -1,0 +1,148 @@
+"""Online badges beside usernames (``|online_status``, ``|last_seen``): a
+page pays one Redis round trip for all of them, however many it shows."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from django.contrib.auth.models import User
+from django.test import Client
+from pytest_django.fixtures import Settings as SettingsWrapper
+
+from tests import presence
+from tests.conftest import Clock, CommandCounter
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def authors(django_user_model: type[User]) -> list[User]:
+    """Twenty post authors (as /thread-of-authors/ lists them): the first
+    five online, the sixth hidden, the rest never seen."""
+    users = [django_user_model.objects.create_user(f"author{n:02}") for n in range(20)]
+    for user in users[:5]:
+        presence.record_user(user.pk)
+    presence.record_user(users[5].pk, hidden=True)
+    return users
+
+
+def statuses(html: str) -> list[str]:
+    return re.findall(r"author\d\d=([^;]*);", html)
+
+
+@pytest.mark.usefixtures("warm_scripts", "authors")
+def test_a_thread_with_twenty_badges_costs_one_round_trip(
+    browser: Client, redis_commands: CommandCounter
+) -> None:
+    browser.get("/")  # recorded and guarded
+    redis_commands.commands.clear()
+    redis_commands.round_trips = 0
+    browser.get("/thread-of-authors/")
+    assert redis_commands.round_trips == 1
+
+
+@pytest.mark.usefixtures("warm_scripts", "authors")
+def test_badges_and_the_widget_on_one_page_share_the_round_trip(
+    browser: Client, redis_commands: CommandCounter
+) -> None:
+    browser.get("/")
+    redis_commands.round_trips = 0
+    browser.get("/thread-of-authors/?widget=last")
+    assert redis_commands.round_trips == 1
+
+
+@pytest.mark.usefixtures("warm_scripts", "authors")
+def test_after_a_widget_that_lists_only_some_users_badges_take_a_fuller_snapshot(
+    browser: Client, redis_commands: CommandCounter, settings: SettingsWrapper
+) -> None:
+    settings.WHOS_ONLINE_MAX_NAMES = 2  # of five users online
+    browser.get("/")
+    redis_commands.round_trips = 0
+    html = browser.get("/thread-of-authors/?widget=first").content.decode()
+    assert statuses(html) == ["online"] * 5 + ["offline"] * 15
+    assert redis_commands.round_trips == 2
+
+
+@pytest.mark.usefixtures("authors")
+def test_each_badge_shows_its_authors_status(browser: Client) -> None:
+    html = browser.get("/thread-of-authors/").content.decode()
+    assert statuses(html) == ["online"] * 5 + ["offline"] * 15
+
+
+@pytest.mark.usefixtures("authors")
+def test_a_badge_shows_a_hidden_user_offline_even_to_staff(
+    browser: Client, django_user_model: type[User]
+) -> None:
+    browser.force_login(django_user_model.objects.create_user("s", is_staff=True))
+    html = browser.get("/thread-of-authors/").content.decode()
+    assert statuses(html)[5] == "offline"
+
+
+def test_badges_say_away_after_the_away_time(
+    browser: Client, authors: list[User], clock: Clock
+) -> None:
+    clock.advance(6 * 60)
+    presence.record_user(authors[1].pk)
+    html = browser.get("/thread-of-authors/").content.decode()
+    assert statuses(html)[:2] == ["away", "online"]
+
+
+def test_last_seen_badges_give_the_time_within_the_window(
+    browser: Client, authors: list[User]
+) -> None:
+    html = browser.get("/thread-of-authors/?badge=seen").content.decode()
+    seen = statuses(html)
+    assert all(seen[:5]) and seen[5:] == [""] * 15
+
+
+@pytest.mark.usefixtures("warm_scripts")
+def test_beyond_the_names_one_snapshot_lists_each_unlisted_author_costs_one_more(
+    browser: Client,
+    authors: list[User],
+    redis_commands: CommandCounter,
+    monkeypatch: pytest.MonkeyPatch,
+    settings: SettingsWrapper,
+) -> None:
+    monkeypatch.setattr("whos_online.roster.BADGE_NAMES", 2)
+    settings.WHOS_ONLINE_MAX_NAMES = 2  # the two most recent of five online
+    browser.get("/")
+    redis_commands.round_trips = 0
+    html = browser.get("/thread-of-authors/").content.decode()
+    assert statuses(html) == ["online"] * 5 + ["offline"] * 15
+    assert redis_commands.round_trips == 1 + 18
+
+
+@pytest.mark.usefixtures("unreachable_redis")
+def test_with_redis_unreachable_every_badge_says_offline(
+    browser: Client, django_user_model: type[User]
+) -> None:
+    for n in range(20):
+        django_user_model.objects.create_user(f"author{n:02}")
+    html = browser.get("/thread-of-authors/").content.decode()
+    assert statuses(html) == ["offline"] * 20
+
+
+def test_a_page_reuses_no_badge_of_the_page_before(
+    browser: Client, authors: list[User]
+) -> None:
+    browser.get("/thread-of-authors/")
+    presence.record_user(authors[10].pk)
+    html = browser.get("/thread-of-authors/").content.decode()
+    assert statuses(html)[10] == "online"
+
+
+@pytest.mark.usefixtures("warm_scripts")
+def test_a_users_status_and_last_seen_are_looked_up_once_per_page(
+    browser: Client,
+    authors: list[User],
+    redis_commands: CommandCounter,
+    monkeypatch: pytest.MonkeyPatch,
+    settings: SettingsWrapper,
+) -> None:
+    monkeypatch.setattr("whos_online.roster.BADGE_NAMES", 2)
+    settings.WHOS_ONLINE_MAX_NAMES = 2
+    browser.get("/")
+    redis_commands.round_trips = 0
+    browser.get("/thread-of-authors/?badge=both")
+    assert redis_commands.round_trips == 1 + 18
