@@ -9,6 +9,12 @@ from typing import Any
 
 ONLINE = 1_000_000
 PAGE_VIEWS = ONLINE / 60  # one page view a minute per visitor
+# Pages a web server process serves a second (a Django process behind
+# gunicorn serves some tens to a few hundred); with WHOS_ONLINE_SNAPSHOT_MAX_AGE
+# each process asks Redis for at most one snapshot per that many seconds.
+PAGES_PER_PROCESS = 100
+SNAPSHOT_MAX_AGE = 2.0
+AWAY_AFTER = 300  # WHOS_ONLINE_AWAY_AFTER's default
 
 METHOD = """\
 ## Method
@@ -55,10 +61,17 @@ loopback port and measures, in one process and one run:
   process that has seen 100,000 visitors is in that state whenever it
   remembers fewer than that.
 - **Capacity**: core µs per operation × its rate at 1,000,000 online, each
-  viewing a page a minute: a record per visitor per `WHOS_ONLINE_GUARD_SECONDS`,
-  a widget render per page view, a heartbeat per visitor per
-  `WHOS_ONLINE_HEARTBEAT_SECONDS` (every visitor counted, as if all were
-  logged in).
+  viewing a page a minute: a renewal per visitor per
+  `WHOS_ONLINE_GUARD_SECONDS`, a heartbeat per visitor per
+  `WHOS_ONLINE_AWAY_AFTER` less `WHOS_ONLINE_HEARTBEAT_SECONDS` (a heartbeat
+  renews only then; every visitor counted, as if all were logged in with a
+  page open), and a snapshot per
+  `WHOS_ONLINE_SNAPSHOT_MAX_AGE` (2 s) per web server process, each process
+  serving 100 pages a second (the widget's row gives the cost of a snapshot
+  with none shared, as on a site that sets it to 0).
+- **Renewals and heartbeats** come from visitors whose guard ran out (guards
+  of 1 s, heartbeats every 2 s, while they are measured), as a browsing
+  visitor comes back every guard period.
 
 The machine is shared and noisy: compare figures within one run only. The
 raw figures are in `results.json`; `--quick` (`make bench-smoke`) runs the
@@ -222,8 +235,12 @@ def capacity(core: dict[str, float], params: dict[str, Any]) -> dict[str, Any]:
     record = max(core["record guest renewal"], core["record user renewal"])
     rates = {
         "records": ONLINE / guard,
-        "widget renders": PAGE_VIEWS,
-        "heartbeats": ONLINE / heartbeat,
+        "widget renders": min(
+            PAGE_VIEWS, PAGE_VIEWS / PAGES_PER_PROCESS / SNAPSHOT_MAX_AGE
+        ),
+        # A heartbeat renews only when the user's status could turn "away"
+        # before the next one: every AWAY_AFTER - HEARTBEAT_SECONDS.
+        "heartbeats": ONLINE / max(AWAY_AFTER - heartbeat, heartbeat),
     }
     out: dict[str, Any] = {"rates": rates}
     for label, widget in (

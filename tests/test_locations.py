@@ -6,7 +6,7 @@ from collections.abc import Callable
 
 import pytest
 from django.contrib.auth.models import User
-from django.test import Client
+from django.test import Client, RequestFactory
 from django.utils import translation
 from pytest_django.fixtures import Settings as SettingsWrapper
 from redis import Redis
@@ -14,6 +14,7 @@ from redis import Redis
 from tests import presence
 from tests.conftest import Clock, CommandCounter
 from whos_online import api
+from whos_online.locations import location_of
 
 pytestmark = pytest.mark.django_db
 
@@ -36,6 +37,14 @@ def where(user: User) -> tuple[str, str] | None:
 def test_a_decorated_view_gives_its_label_and_link(alices: Client, alice: User) -> None:
     alices.get("/forum/")
     assert where(alice) == ("Reading the forum", "/forum/")
+
+
+def test_a_view_labelled_for_one_url_leaves_its_other_urls_unlabelled(
+    alices: Client, alice: User
+) -> None:
+    alices.get("/shared-page/")
+    assert where(alice) == ("Reading a shared page", "/shared-page/")
+    assert location_of(RequestFactory().get("/")) == ""
 
 
 def test_a_class_based_view_gives_its_label(alices: Client, alice: User) -> None:

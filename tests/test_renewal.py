@@ -128,3 +128,20 @@ def test_a_user_seen_on_no_session_is_renewed_too(
     stamp = presence.record("users", str(alice.pk), last_recorded=first)
     assert stamp is not None and not stamp.entered
     assert "EVALSHA" not in redis_commands.commands
+
+
+def test_a_process_asks_once_a_minute_whether_to_keep_the_minutes_figures(
+    clock: Clock, redis_commands: CommandCounter
+) -> None:
+    first, second = Client(), Client()
+    first.get("/", REMOTE_ADDR=ADDRESS)
+    second.get("/", REMOTE_ADDR="192.0.2.8")
+    clock.advance(60 - time.time() % 60 + 5)  # early in a minute
+    guard_runs_out(clock)
+    presence.record_guest("192.0.2.9")  # the minute's first record keeps them
+    redis_commands.commands.clear()
+    kept = redis_commands.minute_scripts
+    first.get("/", REMOTE_ADDR=ADDRESS)
+    second.get("/", REMOTE_ADDR="192.0.2.8")
+    assert redis_commands.commands.count("SET") == 1
+    assert redis_commands.minute_scripts == kept  # kept already

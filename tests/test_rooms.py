@@ -14,7 +14,9 @@ from pytest_django.fixtures import Settings as SettingsWrapper
 from redis import Redis
 
 from tests import presence
+from tests.conftest import CommandCounter
 from whos_online import checks
+from whos_online.conf import get_config
 from whos_online.rooms import room_from_token, room_token
 
 pytestmark = pytest.mark.django_db
@@ -246,6 +248,44 @@ def test_rooms_that_are_not_a_dict_are_left_to_e007(
 def test_the_rooms_check_runs_with_manage_py_check(settings: SettingsWrapper) -> None:
     settings.WHOS_ONLINE_ROOMS = {"nowhere": "topic:{pk}"}
     assert "whos_online.W007" in [m.id for m in run_checks()]
+
+
+@pytest.mark.usefixtures("warm_scripts")
+def test_a_guarded_page_of_the_same_room_costs_no_round_trip(
+    browser: Client, redis_commands: CommandCounter
+) -> None:
+    browser.get("/topic/1/")
+    redis_commands.commands.clear()
+    browser.get("/topic/1/")
+    assert redis_commands.commands == []
+
+
+@pytest.mark.usefixtures("warm_scripts")
+def test_a_guarded_page_of_another_room_records_it_once(
+    browser: Client, redis_client: Redis, redis_commands: CommandCounter
+) -> None:
+    browser.get("/topic/1/")
+    redis_commands.commands.clear()
+    browser.get("/topic/2/")
+    browser.get("/topic/2/")
+    assert redis_commands.commands == ["EVALSHA"]
+    assert room_members(redis_client, "guests", "topic:2") == [b"127.0.0.1"]
+
+
+def test_a_guard_that_learns_a_room_keeps_its_expiry(browser: Client) -> None:
+    issued = browser.get("/").cookies[get_config().cookie_name].value
+    renewed = browser.get("/topic/1/").cookies[get_config().cookie_name].value
+    assert renewed != issued
+    assert renewed.partition(".")[0] == issued.partition(".")[0]
+
+
+def test_a_view_put_in_a_room_for_one_url_leaves_its_other_urls_alone(
+    browser: Client, caplog: pytest.LogCaptureFixture
+) -> None:
+    browser.get("/post/4/")  # the same view, in no room
+    browser.get("/shared-topic/5/")
+    assert presence.rooms() == ["topic:5"]
+    assert "invalid room name" not in caplog.text
 
 
 def test_a_browsing_visitor_entering_a_room_sees_themselves_in_a_shared_snapshot(

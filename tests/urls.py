@@ -19,6 +19,10 @@ def page(request: HttpRequest) -> HttpResponse:
     return HttpResponse("a page")
 
 
+def post(request: HttpRequest, pk: int) -> HttpResponse:
+    return HttpResponse("a post, in no room but where a URL puts it in one")
+
+
 def widget(request: HttpRequest) -> HttpResponse:
     template = engines["django"].from_string("{% load whos_online %}{% whos_online %}")
     return HttpResponse(template.render({}, request))
@@ -153,6 +157,10 @@ class Members(LocationMixin, View):
 
 
 urlpatterns = [
+    # Views of other URLs again, put in a room and labelled for this URL only.
+    path("post/<int:pk>/", post),
+    path("shared-topic/<int:pk>/", records_room("topic:{pk}")(post)),
+    path("shared-page/", location("Reading a shared page")(page)),
     path("forum/", forum),
     path(
         "forum/",

@@ -350,34 +350,39 @@ def check_setting_names(**kwargs: Any) -> list[CheckMessage]:
 
 def check_locations(**kwargs: Any) -> list[CheckMessage]:
     """Each key of ``WHOS_ONLINE_LOCATIONS`` names a URL pattern."""
-    labels = cast(object, conf.LOCATIONS)
-    if not isinstance(labels, dict):
-        return []  # reported by check_settings
-    return [
-        Warning(
-            f"WHOS_ONLINE_LOCATIONS has {name!r}, which is not the name of a "
-            "URL pattern, so no page gets its label.",
-            hint='Use the name given to path(), with its namespace: "forum:thread".',
-            id="whos_online.W006",
-        )
-        for name in labels
-        if isinstance(name, str) and not _is_url_name(name)
-    ]
+    return _keys_are_url_names(
+        "WHOS_ONLINE_LOCATIONS",
+        conf.LOCATIONS,
+        "so no page gets its label",
+        "forum:thread",
+        "whos_online.W006",
+    )
 
 
 def check_rooms(**kwargs: Any) -> list[CheckMessage]:
     """Each key of ``WHOS_ONLINE_ROOMS`` names a URL pattern."""
-    rooms = cast(object, conf.ROOMS)
-    if not isinstance(rooms, dict):
+    return _keys_are_url_names(
+        "WHOS_ONLINE_ROOMS",
+        conf.ROOMS,
+        "so no page is in its room",
+        "forum:topic",
+        "whos_online.W007",
+    )
+
+
+def _keys_are_url_names(
+    setting: str, found: object, outcome: str, example: str, check_id: str
+) -> list[CheckMessage]:
+    if not isinstance(found, dict):
         return []  # reported by check_settings
     return [
         Warning(
-            f"WHOS_ONLINE_ROOMS has {name!r}, which is not the name of a "
-            "URL pattern, so no page is in its room.",
-            hint='Use the name given to path(), with its namespace: "forum:topic".',
-            id="whos_online.W007",
+            f"{setting} has {name!r}, which is not the name of a URL pattern, "
+            f"{outcome}.",
+            hint=f'Use the name given to path(), with its namespace: "{example}".',
+            id=check_id,
         )
-        for name in rooms
+        for name in found
         if isinstance(name, str) and not _is_url_name(name)
     ]
 

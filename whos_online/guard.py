@@ -2,17 +2,19 @@
 
 While a guard holds, the middleware sends nothing to Redis and loads
 neither the session nor the user. A guard is
-``"<expires>.<kind>.<generation>.<where>.<mac>"``: kind ``u`` for a user or
-``g`` for a guest. ``expires`` is on Redis' clock, so web servers whose
+``"<expires>.<kind>.<generation>.<where>.<rooms>.<mac>"``: kind ``u`` for a
+user or ``g`` for a guest. ``expires`` is on Redis' clock, so web servers whose
 clocks disagree agree on when it runs out, and ``generation`` names the
 Redis data it vouches for, so a guard issued before Redis lost its data no
 longer holds. ``where`` is a short hash of the user's location (its label)
 as last written, empty when none is known, so a page view of another kind
-records once to move it. The MAC (keyed BLAKE2b under a key derived from ``SECRET_KEY``)
-covers those fields, the visitor's session key and, for a guest, the client
-address: logging in or out changes the session key, and with it the guard
-is void. A guard that does not verify, for whatever reason, counts as
-absent.
+records once to move it. ``rooms`` is a short hash of the rooms the visitor
+was last recorded in, so a guarded page of the same rooms records nothing
+and one of other rooms records them once. The MAC (keyed BLAKE2b under a
+key derived from ``SECRET_KEY``) covers those fields, the visitor's session
+key and, for a guest, the client address: logging in or out changes the
+session key, and with it the guard is void. A guard that does not verify,
+for whatever reason, counts as absent.
 
 A user's guard cookie outlives its guard period (it lasts as long as the
 session cookie): once run out it no longer spares Redis, but it still
@@ -52,6 +54,8 @@ class Guard:
     where: str
     """The :func:`mark` of the location (label) last written for the user
     (``""``: none known, and always for a guest)."""
+    rooms: str = ""
+    """The :func:`mark` of the rooms the visitor was last recorded in."""
 
     def holds(self, clock: ServerClock) -> bool:
         """Whether it still spares the visitor a record: it names the data
@@ -93,15 +97,17 @@ def _verify(config: Config, raw: str, session_key: str, address: str) -> Guard |
     expires, _, rest = raw.partition(".")
     kind, _, rest = rest.partition(".")
     generation, _, rest = rest.partition(".")
-    where, _, mac = rest.rpartition(".")
+    where, _, rest = rest.partition(".")
+    rooms, _, mac = rest.partition(".")
     if not (expires.isascii() and expires.isdigit()) or kind not in ("u", "g"):
         return None
     if kind == "g" and where:
         return None
-    expected = _mac(config, expires, kind, generation, where, address, session_key)
+    marks = f"{where}|{rooms}"
+    expected = _mac(config, expires, kind, generation, marks, address, session_key)
     if not hmac.compare_digest(expected, mac):
         return None
-    return Guard(float(expires), kind == "g", generation, where)
+    return Guard(float(expires), kind == "g", generation, where, rooms)
 
 
 def issue(
@@ -111,6 +117,7 @@ def issue(
     session_key: str,
     guest_address: str | None,
     where: str = "",
+    rooms: str = "",
     server_now: float,
     generation: str,
     secure: bool,
@@ -119,7 +126,8 @@ def issue(
 
     For a guest, give the client ``guest_address`` the guard must be
     presented with; for a user, ``where``: the :func:`mark` of their
-    location as last written.
+    location as last written. ``rooms``: the :func:`mark` of the rooms they
+    were last recorded in.
     """
     seconds = config.guard_seconds
     if seconds <= 0:
@@ -129,10 +137,11 @@ def issue(
         kind, address, max_age = "u", "", config.user_cookie_age
     else:
         kind, address, max_age, where = "g", guest_address, seconds, ""
-    mac = _mac(config, expires, kind, generation, where, address, session_key)
+    marks = f"{where}|{rooms}"
+    mac = _mac(config, expires, kind, generation, marks, address, session_key)
     response.set_cookie(
         config.cookie_name,
-        f"{expires}.{kind}.{generation}.{where}.{mac}",
+        f"{expires}.{kind}.{generation}.{where}.{rooms}.{mac}",
         max_age=max_age,
         expires=None if max_age is None else http_date(time.time() + max_age),
         path=config.cookie_path,
@@ -148,9 +157,9 @@ def _mac(
     expires: str,
     kind: str,
     generation: str,
-    where: str,
+    marks: str,
     address: str,
     session_key: str,
 ) -> str:
-    message = f"{expires}|{kind}|{generation}|{where}|{address}|{session_key}".encode()
+    message = f"{expires}|{kind}|{generation}|{marks}|{address}|{session_key}".encode()
     return hashlib.blake2b(message, key=config.guard_key, digest_size=16).hexdigest()

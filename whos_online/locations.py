@@ -12,10 +12,12 @@ endpoints, pages without a label) never overwrite a location.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
+from asgiref.sync import iscoroutinefunction
 from django.conf import settings
 from django.http import HttpRequest
 from django.urls import Resolver404, resolve
@@ -46,10 +48,29 @@ def location(label: str | Promise) -> Callable[[View], View]:
     """Label the decorated view: ``@location(_("Reading the forum"))``."""
 
     def decorator(view: View) -> View:
-        setattr(view, ATTRIBUTE, label)
-        return view
+        return marked(view, ATTRIBUTE, label)
 
     return decorator
+
+
+def marked(view: View, attribute: str, value: object) -> View:
+    """``view`` with ``attribute`` set on a wrapper of it, so that a view
+    decorated for one URL (a third-party view, in urls.py) keeps its other
+    URLs as they were."""
+    if iscoroutinefunction(view):
+
+        @functools.wraps(view)
+        async def wrapper(*args: Any, **kwargs: Any) -> Any:
+            return await view(*args, **kwargs)
+
+    else:
+
+        @functools.wraps(view)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            return view(*args, **kwargs)
+
+    setattr(wrapper, attribute, value)
+    return wrapper  # type: ignore[return-value]
 
 
 class LocationMixin:

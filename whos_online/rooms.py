@@ -25,8 +25,10 @@ from django.core import signing
 from django.db.models import Model
 from django.http import HttpRequest, HttpResponseBase
 
+from whos_online import guard
 from whos_online.conf import conf, get_config
 from whos_online.failsafe import quietly
+from whos_online.locations import marked
 from whos_online.store import get_store, is_room_name
 from whos_online.visitors import visit_of
 
@@ -45,8 +47,7 @@ def records_room(name: str) -> Callable[[View], View]:
     the view's keyword arguments (``"thread:{pk}"``)."""
 
     def decorator(view: View) -> View:
-        setattr(view, ATTRIBUTE, name)
-        return view
+        return marked(view, ATTRIBUTE, name)
 
     return decorator
 
@@ -103,11 +104,20 @@ def rooms_of_page(request: HttpRequest) -> AbstractSet[str]:
 
 
 def record_page_rooms(request: HttpRequest, response: HttpResponseBase) -> None:
-    """After the view: record the visitor in the page's rooms, if it answered 2xx."""
-    if 200 <= response.status_code < 300:
-        rooms = rooms_of_page(request)
-        for room in sorted(rooms) if rooms else ():
-            record_in_room(request, room)
+    """After the view: record the visitor in the page's rooms, if it answered
+    2xx, unless their guard holds and says they were recorded in these very
+    rooms lately; the guard then says so (a guarded page of the same rooms
+    costs nothing)."""
+    rooms = rooms_of_page(request)
+    if not rooms or not 200 <= response.status_code < 300:
+        return
+    visit = visit_of(request)
+    mark = guard.mark("\n".join(sorted(rooms)))
+    if visit.rooms == mark and visit.is_guarded:
+        return
+    for room in sorted(rooms):
+        record_in_room(request, room)
+    visit.note_rooms(mark, response)
 
 
 def record_in_room(request: HttpRequest, room: str) -> None:

@@ -221,6 +221,9 @@ class State:
         """With shards: opened by a failure of the site's own keys (the
         record, the daily peaks), which snapshots then do without."""
         self.clock = ServerClock(shards)
+        self.minutes_asked = [-1] * shards
+        """For each shard, the last minute whose tick key this process's
+        renewals asked about: once a minute is enough."""
         # (cookie, session key, binding) -> the verified guard or None.
         self.guards: BoundedMemo[tuple[str, str, str], Any] = BoundedMemo(4096)
         # (URLconf, path, path_info) -> the label of the page there.

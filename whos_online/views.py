@@ -103,12 +103,14 @@ def heartbeat(request: HttpRequest) -> HttpResponseBase:
     if visit_of(request).stamp is not None:
         return HttpResponse(status=204)  # the middleware recorded them just now
     least = conf.HEARTBEAT_SECONDS / 2
-    failed = object()
+    # Records made this long ago keep the user "online" past the next
+    # heartbeat, so a heartbeat before then needs none.
+    fresh_for = conf.AWAY_AFTER - conf.HEARTBEAT_SECONDS
     visit = visit_of(request)
-    recorded = quietly(lambda: visit.heartbeat(least), failed)
-    if recorded is failed:
+    done = quietly(lambda: visit.heartbeat(least, fresh_for), "failed")
+    if done == "failed":
         return json_response({"recorded": False}, status=503)
-    if recorded is None:
+    if done == "refused":
         response = json_response({"recorded": False}, status=429)
         response["Retry-After"] = str(int(least))
         return response

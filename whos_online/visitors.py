@@ -12,8 +12,9 @@ logout) records the new identity at once, and the guard is issued.
 from __future__ import annotations
 
 import functools
+import math
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, Literal
 
 from django.http import HttpRequest, HttpResponseBase
 
@@ -24,6 +25,9 @@ from whos_online.conf import Config
 from whos_online.failsafe import quietly
 from whos_online.privacy import daily_key, stored_address
 from whos_online.store import Kind, Sighting, Snapshot, Stamp, Store, get_store
+
+# What a heartbeat did: see Visit.heartbeat.
+Heartbeat = Literal["refused", "fresh", "recorded"]
 
 # The attribute a request's Visit is kept in, once one is made.
 REQUEST_ATTRIBUTE = "whos_online_visit"
@@ -156,6 +160,9 @@ class Visit:
         self.where = "" if seen.guard is None else seen.guard.where
         """The mark of the user's location as last written, as far as
         this browser knows."""
+        self.rooms = "" if seen.guard is None else seen.guard.rooms
+        """The mark of the rooms the visitor was last recorded in, as far as
+        this browser knows."""
         self._visitor = UNRESOLVED
         setattr(request, REQUEST_ATTRIBUTE, self)
 
@@ -235,7 +242,8 @@ class Visit:
         else:
             was_guest = self.guard is not None and self.guard.is_guests
         self.session_key = Seen(self.request, self.store).session_key
-        self.where = ""  # a new identity: where it is stored is not known
+        # A new identity: where it is stored, and in which rooms, is not known.
+        self.where = self.rooms = ""
         self._visitor = after = self._resolve()
         self.stamp = self.recorded = None
         if after is None or not after.is_person:
@@ -283,19 +291,24 @@ class Visit:
             return None
         return found.expires - self.config.guard_seconds
 
-    def heartbeat(self, least_interval: float) -> Stamp | None:
-        """Record the logged-in user now, unless they were recorded less than
-        ``least_interval`` seconds ago (``None``). Raises ``RedisError``.
+    def heartbeat(self, least_interval: float, fresh_for: float) -> Heartbeat:
+        """The logged-in user's page is open: ``"refused"`` if they were
+        recorded less than ``least_interval`` seconds ago, ``"fresh"`` if
+        less than ``fresh_for`` (their status cannot have turned "away" by
+        the next heartbeat), else recorded now. Raises ``RedisError``.
 
         Their guard, which a heartbeat renews (:meth:`issue_guard`), says
-        when they were last recorded: a heartbeat too soon after is refused
-        without asking Redis, and one in time is a renewal. (Without a guard
-        that holds, the middleware has just recorded them.)"""
+        when they were last recorded, so neither answer asks Redis, and a
+        record is a renewal. (Without a guard that holds, the middleware has
+        just recorded them.)"""
         visitor = self.visitor
         assert visitor is not None and visitor.user_pk is not None
         last = self._last_recorded(visitor)
-        if last is not None and self.store.state.clock.now() - last < least_interval:
-            return None
+        age = math.inf if last is None else self.store.state.clock.now() - last
+        if age < least_interval:
+            return "refused"
+        if age < fresh_for:
+            return "fresh"
         sighting = Sighting.heartbeat(
             visitor.kind,
             visitor.member,
@@ -304,7 +317,7 @@ class Visit:
         )
         self.stamp = self._recorded(sighting, failures=False)
         self._note_recorded(visitor)
-        return self.stamp
+        return "recorded"
 
     def _recorded(self, sighting: Sighting, *, failures: bool = True) -> Stamp | None:
         """One round trip; a second, and a query, only when Redis has lost
@@ -353,14 +366,32 @@ class Visit:
         visitor, stamp = self.recorded, self.stamp
         if stamp is None or visitor is None or not visitor.is_person:
             return
+        self._issue(response, visitor.kind, stamp.now, stamp.generation)
+
+    def note_rooms(self, rooms: str, response: HttpResponseBase) -> None:
+        """The visitor was just recorded in the rooms ``rooms`` marks: their
+        guard says so from now on (a guard that holds keeps its expiry)."""
+        self.rooms = rooms
+        visitor, found = self.visitor, self.guard
+        if self.stamp is not None:
+            self.issue_guard(response)
+        elif visitor is not None and visitor.is_person and self.is_guarded:
+            assert found is not None
+            issued = found.expires - self.config.guard_seconds
+            self._issue(response, visitor.kind, issued, found.generation)
+
+    def _issue(
+        self, response: HttpResponseBase, kind: Kind, issued: float, generation: str
+    ) -> None:
         guard.issue(
             self.config,
             response,
             session_key=self.session_key,
-            guest_address=self.address or "" if visitor.kind == "guests" else None,
+            guest_address=self.address or "" if kind == "guests" else None,
             where=self.where,
-            server_now=stamp.now,
-            generation=stamp.generation,
+            rooms=self.rooms,
+            server_now=issued,
+            generation=generation,
             secure=self.request.is_secure(),
         )
 

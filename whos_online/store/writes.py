@@ -100,28 +100,33 @@ class Writes(StoreBase):
         now = clock.now()
         if now - last > config.window - RENEWAL_MARGIN or last < now - now % 86400:
             return None
-        replies = self._renewal(shard, sighting, now).execute()
-        generation = (replies[-1] or b"").decode()
-        if len(self.shards) > 1:
-            generation = f"{shard.index}-{generation}"
+        minute = int(now // 60)
+        asks = self.state.minutes_asked[shard.index] != minute
+        replies = self._renewal(shard, sighting, now, asks).execute()
         hidden = self._renewal_holds(sighting, replies)
-        if hidden is None or generation != label:
+        if hidden is None:
             return None
-        if replies[-2]:
-            self._tick(shard, int(now // 60))
+        if asks:
+            self.state.minutes_asked[shard.index] = minute
+            if replies[-1]:
+                self._tick(shard, minute)
         return Stamp(now, label, entered=False, invisible=hidden)
 
-    def _renewal(self, shard: Shard, sighting: Sighting, now: float) -> Any:
+    def _renewal(
+        self, shard: Shard, sighting: Sighting, now: float, asks_tick: bool
+    ) -> Any:
         """The commands of a renewal, which must do what record.lua does for a
-        member already online; their replies say whether it held."""
+        member already online; their replies say whether it held. A set
+        renewed here keeps the expiry the minute's tick gives it, and data
+        Redis lost shows as a member missing from its set. ``asks_tick``:
+        whether this is the first renewal of the minute this process sends
+        to the shard, which may have to keep the minute's figures."""
         config, kind, member = self.config, sighting.kind, sighting.member
         window, minute = config.window, int(now // 60)
         pipe: Any = self.client.pipeline(transaction=False)
         is_user = kind != "guests"
-        sets = ("users", "hidden") if is_user else ("guests",)
-        for name in sets:
+        for name in ("users", "hidden") if is_user else ("guests",):
             pipe.zadd(shard.key(name), {member: now}, xx=True, gt=True, ch=True)
-            pipe.expire(shard.key(name), window)
         pipe.pfadd(shard.minute_key("users" if is_user else "guests", minute), member)
         if is_user:
             pipe.execute_command("SMISMEMBER", shard.key("invisible"), "", member)
@@ -132,8 +137,8 @@ class Writes(StoreBase):
                 pipe.expire(devices, window)
             if sighting.location:
                 pipe.set(shard.key(f"where:{member}"), sighting.location, ex=window)
-        pipe.set(shard.key(f"tick:{minute}"), "1", nx=True, ex=120)
-        pipe.hget(shard.key("meta"), "generation")
+        if asks_tick:
+            pipe.set(shard.key(f"tick:{minute}"), "1", nx=True, ex=120)
         return pipe
 
     def _renewal_holds(self, sighting: Sighting, replies: list[Any]) -> bool | None:
@@ -142,7 +147,7 @@ class Writes(StoreBase):
         sets, or a user is not where their choice would put them."""
         if sighting.kind == "guests":
             return False if replies[0] else None
-        in_users, _, in_hidden, _, _, (loaded, chosen), *rest = replies
+        in_users, in_hidden, _, (loaded, chosen), *rest = replies
         if sighting.device and not rest[0]:
             return None  # a device not seen lately: the script marks it
         hidden = sighting.kind == "hidden" or (

@@ -1,5 +1,6 @@
 -- A shard's figures for the minute, kept once a minute (by the first record
--- of each minute) instead of on every record.
+-- of each minute) instead of on every record; and the expiry of its sets,
+-- which renewals in plain commands do not touch.
 --
 -- KEYS[1..3]  the users, hidden and guests sets
 -- KEYS[4]     the history hash: a field per minute of the day,
@@ -19,6 +20,9 @@
 --
 -- Returns {people online, 1 if that number is an estimate else 0}.
 
+for i = 1, 3 do
+  redis.call('EXPIRE', KEYS[i], ARGV[1])
+end
 local t = redis.call('TIME')
 local since = (tonumber(t[1]) - tonumber(ARGV[1])) .. '.'
   .. string.format('%06d', tonumber(t[2]))
