@@ -286,3 +286,31 @@ def test_a_view_put_in_a_room_for_one_url_leaves_its_other_urls_alone(
     browser.get("/shared-topic/5/")
     assert presence.rooms() == ["topic:5"]
     assert "invalid room name" not in caplog.text
+
+
+def test_a_browsing_visitor_entering_a_room_sees_themselves_in_a_shared_snapshot(
+    settings: SettingsWrapper, alice: User, bob: User
+) -> None:
+    settings.WHOS_ONLINE_SNAPSHOT_MAX_AGE = 2.0  # the default
+    first = Client()
+    first.force_login(alice)
+    first.get("/thread/1/")
+    second = Client()
+    second.force_login(bob)
+    second.get("/")  # browsing the site, guarded, before entering the room
+    assert "bob" in second.get("/thread/1/").content.decode()
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="roster.with_reader adds the reader unless their kind is 'hidden'; a user "
+    "who chose to appear offline is of kind 'users' until the store reads the choice",
+)
+def test_a_reader_who_appears_offline_is_not_listed_in_their_room_box(
+    browser: Client, alice: User
+) -> None:
+    topic = Group.objects.create(name="Rules")
+    browser.force_login(alice)
+    browser.post("/whos-online/visibility/", {"invisible": "1"})
+    html = browser.get(f"/forum/{topic.pk}/?widget=instance").content.decode()
+    assert "<bdi>alice</bdi>" not in html
