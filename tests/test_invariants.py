@@ -197,11 +197,6 @@ def test_a_guest_who_logs_in_is_one_visitor_today(alice: User) -> None:
     assert browser.get(JSON).json()["today"]["visitors"] == 1
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="store/reads.py _site_figures takes the guests who logged in off the "
-    "guests' estimate by address, so one who stays a guest at that address goes too",
-)
 def test_visitors_today_are_never_fewer_than_those_online_now(alice: User) -> None:
     Client().get("/", REMOTE_ADDR="192.0.2.1")  # a guest who stays a guest
     browser = Client()  # another person at the same address (one household)

@@ -301,11 +301,6 @@ def test_a_browsing_visitor_entering_a_room_sees_themselves_in_a_shared_snapshot
     assert "bob" in second.get("/thread/1/").content.decode()
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="roster.with_reader adds the reader unless their kind is 'hidden'; a user "
-    "who chose to appear offline is of kind 'users' until the store reads the choice",
-)
 def test_a_reader_who_appears_offline_is_not_listed_in_their_room_box(
     browser: Client, alice: User
 ) -> None:

@@ -21,6 +21,7 @@ from django.core.exceptions import ValidationError
 from django.http import HttpRequest
 from django.utils.translation import pgettext_lazy
 
+from whos_online import visibility
 from whos_online.bots import is_known
 from whos_online.conf import conf
 from whos_online.failsafe import quietly
@@ -162,7 +163,7 @@ def online_roster(
     if snapshot is None:
         return Roster(window=conf.WINDOW, room=room)
     if room is not None and request is not None and room in rooms_of_page(request):
-        snapshot = with_reader(snapshot, visit_of(request).visitor, shows_hidden)
+        snapshot = with_reader(snapshot, reader_of(request), shows_hidden)
     visible = snapshot.counts.users + (snapshot.counts.hidden if shows_hidden else 0)
     counts = snapshot.counts if shows_hidden else public_counts(snapshot.counts)
     if not may_see_names(viewer) or visible < conf.MIN_NAMES_LISTED:
@@ -192,6 +193,20 @@ def online_roster(
         shows_hidden=shows_hidden,
         nameable=visible,
     )
+
+
+def reader_of(request: HttpRequest) -> Visitor | None:
+    """The page's reader as the room will hold them: a user who chose to
+    appear offline is hidden there (one query, for a user's room page)."""
+    reader = visit_of(request).visitor
+    if (
+        reader is not None
+        and reader.kind == "users"
+        and conf.ALLOW_INVISIBLE
+        and visibility.is_invisible(getattr(request, "user", None))
+    ):
+        return replace(reader, kind="hidden")
+    return reader
 
 
 def with_reader(
