@@ -137,7 +137,16 @@ def test_the_visibility_toggle_is_a_button_of_the_documented_class(
     toggle = Elements(template.render({"csrf_token": "t"}, request))
     (button,) = toggle.with_class("whos-online-visibility-button")
     assert button[0] == "button"
-    assert "border-radius" in declarations(".whos-online-visibility-button")
+    styled = ".whos-online-visibility .whos-online-visibility-button"
+    assert "border-radius" in declarations(styled)
+
+
+def test_a_sites_reset_of_buttons_in_its_container_does_not_strip_the_toggle() -> None:
+    """A rule like Spirit's ``.spirit button { border: none; padding: 0 }``
+    weighs one class and one element; the toggle's rules weigh two classes."""
+    styled = ".whos-online-visibility .whos-online-visibility-button"
+    assert "padding" in declarations(styled)
+    assert "border:" in declarations(styled)
 
 
 @pytest.mark.parametrize("name", sorted(template_classes()))
