@@ -7,7 +7,9 @@ import re
 
 import pytest
 from django.contrib.auth.models import User
+from django.template import engines
 from django.test import Client
+from django.utils import translation
 from pytest_django.fixtures import Settings as SettingsWrapper
 
 from tests import presence
@@ -146,3 +148,25 @@ def test_a_users_status_and_last_seen_are_looked_up_once_per_page(
     redis_commands.round_trips = 0
     browser.get("/thread-of-authors/?badge=both")
     assert redis_commands.round_trips == 1 + 18
+
+
+def test_an_online_badge_says_the_status_in_the_pages_language(alice: User) -> None:
+    presence.record_user(alice.pk)
+    template = engines["django"].from_string(
+        "{% load whos_online %}{% online_badge user %}"
+    )
+    with translation.override("de"):
+        html = template.render({"user": alice})
+    assert 'class="whos-online-badge whos-online-badge-online"' in html
+    assert 'title="online"' in html  # German says "online" too
+    with translation.override("ru"):
+        assert "в сети" in template.render({"user": alice})
+
+
+def test_an_offline_users_badge_is_hollow_by_its_class(bob: User) -> None:
+    html = (
+        engines["django"]
+        .from_string("{% load whos_online %}{% online_badge user %}")
+        .render({"user": bob})
+    )
+    assert "whos-online-badge-offline" in html

@@ -25,6 +25,7 @@ from whos_online.conf import conf
 from whos_online.rooms import join_named_room, room_name, room_token
 from whos_online.rooms import page_room as page_room_of
 from whos_online.roster import (
+    STATUS_LABELS,
     Roster,
     UserPresence,
     badge_of,
@@ -149,6 +150,23 @@ def presence_list(context: Context, users: Any) -> list[UserPresence]:
     """``{% presence_list members as rows %}``: each user's ``status``
     (online, away, offline) and ``last_seen``, in one round trip for all."""
     return presence_of(users, viewer=_viewer(context))
+
+
+@register.simple_tag
+def online_badge(user: Any) -> SafeString:
+    """``{% online_badge user %}``: a dot for the user's status, styled by
+    the shipped stylesheet, with the status in the page's language for
+    screen readers and as its tooltip; all the badges of a page cost one
+    round trip together."""
+    status = badge_of(user).status
+    label = STATUS_LABELS[status]
+    return format_html(
+        '<span class="whos-online-badge whos-online-badge-{}" title="{}">'
+        '<span class="whos-online-visually-hidden">{}</span></span>',
+        status,
+        label,
+        label,
+    )
 
 
 @register.filter
