@@ -411,3 +411,13 @@ def test_a_user_who_turns_invisible_is_off_the_next_page_despite_a_reused_snapsh
     browser.get("/busy-page/")
     browser.post("/whos-online/visibility/", {"invisible": "1"})
     assert "alice" not in Client().get("/busy-page/").content.decode()
+
+
+def test_a_user_who_just_logged_in_sees_themselves_on_the_next_page(
+    settings: SettingsWrapper, alice: User
+) -> None:
+    settings.WHOS_ONLINE_SNAPSHOT_MAX_AGE = 30
+    browser = Client()
+    browser.get("/busy-page/")  # a snapshot shared before she logs in
+    browser.post(f"/login/{alice.pk}/")
+    assert "alice" in browser.get("/busy-page/").content.decode()

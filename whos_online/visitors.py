@@ -235,7 +235,10 @@ class Visit:
 
     def record_new_identity(self) -> None:
         """The view logged someone in or out: record who they are now, and
-        take the guest they were off the guests."""
+        take the guest they were off the guests. This process's shared
+        snapshots are dropped, so the page they are sent to next (served
+        here) shows them as they are now."""
+        self.store.state.snapshots.clear()
         before = self.recorded
         if before is not None:
             was_guest = before.kind == "guests"
