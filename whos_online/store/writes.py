@@ -133,10 +133,12 @@ class Writes(StoreBase):
         if is_user:
             pipe.execute_command("SMISMEMBER", shard.key("invisible"), "", member)
             if sighting.device:
+                # The devices set keeps the expiry the script gave it: once
+                # it lapses, the device is missing and the script records
+                # the user again.
                 devices = shard.key(f"devices:{member}")
                 pipe.zadd(devices, {sighting.device: now}, xx=True, gt=True, ch=True)
                 pipe.zremrangebyscore(devices, "-inf", f"({now - window}")
-                pipe.expire(devices, window)
             if sighting.location:
                 pipe.set(shard.key(f"where:{member}"), sighting.location, ex=window)
         if asks_tick:
