@@ -156,9 +156,11 @@ def request_costs(world: World, n_rounds: int, block: int, many: int) -> dict[st
         if name.startswith("bare"):
             cases[name] = lambda m=make: bare.timed([m(i) for i in range(block)])
             continue
+        # Beside a bare request for the same page: a room page's own view
+        # and URL are no cost of ours.
         base = cheap["bare user" if "user" in name else "bare guest"][1]
         cases[name] = lambda s=sites[site], m=make, b=base: beside(
-            s, bare, [(m(i), b(i)) for i in range(block)]
+            s, bare, [(m(i), same_page(b(i), m(i))) for i in range(block)]
         )
     for parser, label in PARSER_LABELS.items():
         if parser not in settings.PARSERS:
@@ -182,6 +184,11 @@ def request_costs(world: World, n_rounds: int, block: int, many: int) -> dict[st
         sent[name] = commands
     alone = {n: spread(raw[n]) for n in ("bare guest", "bare user")}
     return {"bare": alone, "raw": raw, "redis_commands": sent}
+
+
+def same_page(base: dict[str, Any], case: dict[str, Any]) -> dict[str, Any]:
+    """The bare request ``base`` for the page ``case`` asks for."""
+    return base | {"PATH_INFO": case["PATH_INFO"]}
 
 
 def unguarded(site: Site, parser: str, world: World, n: int) -> float:

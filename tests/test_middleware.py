@@ -359,9 +359,7 @@ def test_a_users_guard_keeps_the_mark_of_their_location() -> None:
         secure=False,
     )
     raw = response.cookies[GUARD].value
-    issued = guard.read(
-        store.config, store.state.guards, raw, "the-session-key", lambda: ""
-    )
+    issued = guard.read(store.config, raw, "the-session-key", lambda: "")
     assert issued is not None
     assert issued.where == where
     assert issued.holds(store.state.clock)

@@ -23,29 +23,24 @@ knows where the user was last written to be.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import hmac
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Any, cast
+from typing import NamedTuple
 
 from django.http import HttpResponseBase
 from django.utils.http import http_date
 
 from whos_online.conf import Config
-from whos_online.state import BoundedMemo, ServerClock
+from whos_online.state import ServerClock
 
 # Longer than any guard we write; a bigger cookie is not looked at.
 MAX_GUARD_LENGTH = 160
 
 
-# A memo miss; ``None`` in the memo is a cookie that did not verify.
-UNKNOWN: Any = object()
-
-
-@dataclass(frozen=True)
-class Guard:
+class Guard(NamedTuple):
     expires: float
     """On Redis' clock; a float, which compares with a float clock faster
     than an int does."""
@@ -64,33 +59,27 @@ class Guard:
         return clock.vouches(self.generation, self.expires)
 
 
+# Every guarded page view of a user or of a room compares a mark.
+@functools.lru_cache(maxsize=4096)
 def mark(location: str) -> str:
     """What a guard keeps of a location (or of any text): enough to tell
     another apart."""
     return hashlib.blake2b(location.encode(), digest_size=4).hexdigest()
 
 
+def is_guests(raw: str) -> bool:
+    """Whether ``raw`` says it is a guest's guard (bound to an address)."""
+    return raw.partition(".")[2][:2] == "g."
+
+
 def read(
-    config: Config,
-    memo: BoundedMemo[tuple[str, str, str], Any],
-    raw: str,
-    session_key: str,
-    address: Callable[[], str],
+    config: Config, raw: str, session_key: str, address: Callable[[], str]
 ) -> Guard | None:
     """The guard ``raw`` if it was issued to this session (and, for a guest,
-    to the client ``address()``, asked only then); ``memo`` remembers the
-    verdicts of this process."""
-    bound = address() if raw.partition(".")[2][:2] == "g." else ""
-    found = memo.get((raw, session_key, bound), UNKNOWN)
-    if found is not UNKNOWN:
-        return cast("Guard | None", found)
-    verified = (
-        None
-        if len(raw) > MAX_GUARD_LENGTH
-        else _verify(config, raw, session_key, bound)
-    )
-    memo.put((raw, session_key, bound), verified)
-    return verified
+    to the client ``address()``, asked only then), else ``None``."""
+    if len(raw) > MAX_GUARD_LENGTH:
+        return None
+    return _verify(config, raw, session_key, address() if is_guests(raw) else "")
 
 
 def _verify(config: Config, raw: str, session_key: str, address: str) -> Guard | None:

@@ -16,7 +16,6 @@ reader, who is about to be recorded.
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Callable, Mapping
 from collections.abc import Set as AbstractSet
 from contextlib import suppress
@@ -81,13 +80,26 @@ def room_name(room: object, kwargs: Mapping[str, Any] | None = None) -> str | No
 
 def page_room(request: HttpRequest) -> str | None:
     """The room the requested page is in by its view or its URL name."""
+    return room_of_path(request)[0]
+
+
+def room_of_path(request: HttpRequest) -> tuple[str | None, str]:
+    """:func:`page_room` and its :func:`rooms_mark`, which depend on the
+    resolved path alone, so this process remembers them for the path (every
+    guarded page asks)."""
     match = getattr(request, "resolver_match", None)
-    if match is None:
-        return None
-    template = getattr(match.func, ATTRIBUTE, None) or get_config().rooms.get(
-        match.view_name
-    )
-    return room_name(template, match.kwargs) if template else None
+    if match is None:  # not resolved (yet): nothing to remember
+        return None, ""
+    memo = get_store().state.page_rooms
+    key = (getattr(request, "urlconf", None), request.path_info)
+    found = memo.get(key)
+    if found is None:
+        template = getattr(match.func, ATTRIBUTE, None) or get_config().rooms.get(
+            match.view_name
+        )
+        room = room_name(template, match.kwargs) if template else None
+        found = memo.put(key, (room, "" if room is None else rooms_mark({room})))
+    return found
 
 
 def join_named_room(request: HttpRequest, room: str) -> None:
@@ -111,10 +123,17 @@ def record_page_rooms(
     2xx, unless their guard holds and says they were recorded in these very
     rooms lately; the guard then says so (a guarded page of the same rooms
     costs nothing). ``seen``: what the middleware read of the cookies."""
-    rooms = rooms_of_page(request)
-    if not rooms or not 200 <= response.status_code < 300:
+    named: AbstractSet[str] = request.__dict__.get(NAMED_ATTRIBUTE, NO_ROOMS)
+    room, mark = room_of_path(request)
+    if named:
+        rooms = named if room is None else named | {room}
+        mark = rooms_mark(rooms)
+    elif room is None:
         return
-    mark = rooms_mark(frozenset(rooms))
+    else:
+        rooms = {room}
+    if not 200 <= response.status_code < 300:
+        return
     if seen.spares and seen.guard is not None and seen.guard.rooms == mark:
         return
     visit = visit_of(request, seen)
@@ -123,10 +142,9 @@ def record_page_rooms(
     visit.note_rooms(mark, response)
 
 
-@functools.lru_cache(maxsize=4096)
-def rooms_mark(rooms: frozenset[str]) -> str:
+def rooms_mark(rooms: AbstractSet[str]) -> str:
     """What a guard keeps of the rooms a visitor was recorded in."""
-    return guard.mark("\n".join(sorted(rooms)))
+    return guard.mark("\n".join(sorted(rooms)) if len(rooms) > 1 else min(rooms))
 
 
 def record_in_room(request: HttpRequest, room: str) -> None:

@@ -224,10 +224,14 @@ class State:
         self.minutes_asked = [-1] * shards
         """For each shard, the last minute whose tick key this process's
         renewals asked about: once a minute is enough."""
-        # (cookie, session key, binding) -> the verified guard or None.
-        self.guards: BoundedMemo[tuple[str, str, str], Any] = BoundedMemo(4096)
+        # cookie -> (session key, address sources, the verified guard or None).
+        self.guards: BoundedMemo[str, tuple[str, object, Any]] = BoundedMemo(4096)
         # (URLconf, path, path_info) -> the label of the page there.
         self.locations: BoundedMemo[tuple[str, str, str], object] = BoundedMemo(4096)
+        # (URLconf, path_info) -> the room of the page there and its mark.
+        self.page_rooms: BoundedMemo[tuple[object, str], tuple[str | None, str]] = (
+            BoundedMemo(4096)
+        )
         self.bots = Throttle()
         self.refused = RateLimitedLog()
         # (room, with hidden users) -> (taken at, names asked, snapshot), for

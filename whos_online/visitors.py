@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import functools
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any, Literal
 
@@ -24,6 +25,7 @@ from whos_online.bots import bot_name
 from whos_online.conf import Config
 from whos_online.failsafe import quietly
 from whos_online.privacy import daily_key, stored_address
+from whos_online.state import BoundedMemo
 from whos_online.store import Kind, Sighting, Snapshot, Stamp, Store, get_store
 
 # What a heartbeat did: see Visit.heartbeat.
@@ -66,9 +68,7 @@ class Seen:
             self.guard, self.spares = None, False
             return
         state = store.state
-        self.guard = found = guard.read(
-            config, state.guards, raw, session_key, lambda: binding(request, config)
-        )
+        self.guard = found = guard_of(request, config, state.guards, raw, session_key)
         if found is None:
             self.spares = False
             return
@@ -78,6 +78,38 @@ class Seen:
         self.spares = not self.moved and state.clock.vouches(
             found.generation, found.expires
         )
+
+
+def guard_of(
+    request: HttpRequest,
+    config: Config,
+    memo: BoundedMemo[str, tuple[str, object, guard.Guard | None]],
+    raw: str,
+    session_key: str,
+) -> guard.Guard | None:
+    """The guard ``raw`` if it was issued to this session (and, for a guest,
+    to the client's address). ``memo`` keeps this process's verdicts with
+    what they were reached for: the session key and, for a guest, the
+    headers the address is read from; while those are the same, the
+    verdict stands without a MAC or an address parsed."""
+    verdict = memo.get(raw)
+    if verdict is not None and verdict[0] == session_key:
+        sources = verdict[1]
+        if sources is None or sources == address_sources(request.META, config):
+            return verdict[2]
+    is_guests = guard.is_guests(raw)
+    found = guard.read(config, raw, session_key, lambda: binding(request, config))
+    sources = address_sources(request.META, config) if is_guests else None
+    memo.put(raw, (session_key, sources, found))
+    return found
+
+
+def address_sources(meta: Mapping[str, object], config: Config) -> object:
+    """What a guest's address is read from: the same sources, the same
+    address."""
+    if config.proxy_count or config.trusted_networks:
+        return meta.get("REMOTE_ADDR"), meta.get("HTTP_X_FORWARDED_FOR")
+    return meta.get("REMOTE_ADDR")
 
 
 def mark_of(location: str) -> str:
@@ -100,11 +132,17 @@ def session_changed(request: HttpRequest, session_key: str) -> bool:
 
 
 def binding(request: HttpRequest, config: Config) -> str:
-    """What a guest's guard is bound to: the client's address, as it is
-    stored (whatever the client wrote into the headers besides does not
-    matter); a guest whose address changes is recorded again."""
-    address = client_address(request.META, config.proxy_count, config.trusted_networks)
-    return address or ""
+    """What a guest's guard is bound to: the client's address (whatever the
+    client wrote into the headers besides does not matter); a guest whose
+    address changes is recorded again. Without proxies it is the socket's
+    address as the server gives it, which needs no parsing: a guest's guard
+    is only valid for an address it was issued to."""
+    meta = request.META
+    if config.proxy_count or config.trusted_networks:
+        address = client_address(meta, config.proxy_count, config.trusted_networks)
+        return address or ""
+    remote = meta.get("REMOTE_ADDR")
+    return remote if isinstance(remote, str) else ""
 
 
 class Unresolved:
@@ -390,7 +428,9 @@ class Visit:
             self.config,
             response,
             session_key=self.session_key,
-            guest_address=self.address or "" if kind == "guests" else None,
+            guest_address=binding(self.request, self.config)
+            if kind == "guests"
+            else None,
             where=self.where,
             rooms=self.rooms,
             server_now=issued,
