@@ -86,7 +86,14 @@ class LocationMixin:
 
 
 def location_of(request: HttpRequest, memo: LocationMemo | None = None) -> str:
-    """What to store as the request's location, or ``""`` to leave it be.
+    """What to store as the request's location, or ``""`` to leave it be."""
+    words = label_of(request, memo)
+    return f"{words}{SEPARATOR}{request.path}" if words else ""
+
+
+def label_of(request: HttpRequest, memo: LocationMemo | None = None) -> str:
+    """The label of the request's location in the page view's words, or
+    ``""`` when it has none to store.
 
     A guarded page view of a user asks too (has the user moved?), so what
     a path resolves to may be kept in ``memo``.
@@ -98,18 +105,27 @@ def location_of(request: HttpRequest, memo: LocationMemo | None = None) -> str:
     urlconf = str(getattr(request, "urlconf", None) or settings.ROOT_URLCONF)
     path = request.path
     if memo is None:
-        label = _label_of(request, urlconf)
+        label = _kept(_label_of(request, urlconf))
     else:
-        # The label as the view gives it: a lazy one is put into words in
-        # the language of each page view.
         key = (urlconf, path, request.path_info)
         label = memo.get(key)
         if label is None:
-            label = memo.put(key, _label_of(request, urlconf))
+            label = memo.put(key, _kept(_label_of(request, urlconf)))
     if not label or len(path) > MAX_PATH_LENGTH:
         return ""
-    words = " ".join(str(label).split())[:MAX_LABEL_LENGTH]
-    return f"{words}{SEPARATOR}{path}"
+    # A lazy label is put into words in the language of each page view.
+    return label if isinstance(label, str) else _words(label)
+
+
+def _kept(label: object) -> object:
+    """A label as a path's memo keeps it: in words, but a lazy one as it is,
+    for each page view to put into words in its own language."""
+    return label if isinstance(label, Promise) else _words(label)
+
+
+def _words(label: object) -> str:
+    """A label as stored: its words, at most ``MAX_LABEL_LENGTH`` of them."""
+    return " ".join(str(label).split())[:MAX_LABEL_LENGTH]
 
 
 def _label_of(request: HttpRequest, urlconf: str) -> object:

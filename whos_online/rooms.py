@@ -84,20 +84,23 @@ def page_room(request: HttpRequest) -> str | None:
 
 
 def room_of_path(request: HttpRequest) -> tuple[str | None, str]:
-    """:func:`page_room` and its :func:`rooms_mark`, which depend on the
-    resolved path alone, so this process remembers them for the path (every
-    guarded page asks)."""
+    """:func:`page_room` and its :func:`rooms_mark`. A page of a view or URL
+    name that names a room asks this on every guarded request, so the room
+    of each path is remembered by this process."""
     match = getattr(request, "resolver_match", None)
-    if match is None:  # not resolved (yet): nothing to remember
+    if match is None:  # not resolved (yet)
         return None, ""
+    template = getattr(match.func, ATTRIBUTE, None)
+    if template is None:
+        rooms = get_config().rooms
+        template = rooms.get(match.view_name) if rooms else None
+        if template is None:
+            return None, ""
     memo = get_store().state.page_rooms
     key = (getattr(request, "urlconf", None), request.path_info)
     found = memo.get(key)
     if found is None:
-        template = getattr(match.func, ATTRIBUTE, None) or get_config().rooms.get(
-            match.view_name
-        )
-        room = room_name(template, match.kwargs) if template else None
+        room = room_name(template, match.kwargs)
         found = memo.put(key, (room, "" if room is None else rooms_mark({room})))
     return found
 

@@ -42,14 +42,14 @@ class Seen:
     and whether it spares the request a record, by Redis' time and data
     generation as this process learnt them in the past few seconds; a
     user's page view whose location differs from the one the guard knows
-    is not spared (``location``: what it is, ``None`` if not asked).
+    is not spared (``moved``).
 
     Made for every request, so a plain class with slots whose one call does
     it all: on the guarded path each Python call costs about as much as the
     work it wraps.
     """
 
-    __slots__ = ("guard", "location", "moved", "session_key", "spares")
+    __slots__ = ("guard", "moved", "session_key", "spares")
 
     def __init__(self, request: HttpRequest, store: Store) -> None:
         config = store.config
@@ -63,7 +63,7 @@ class Seen:
             session_key = cookies.get(config.session_cookie_name, "")
         raw = cookies.get(config.cookie_name)
         self.session_key = session_key
-        self.location, self.moved = None, False
+        self.moved = False
         if not raw:
             self.guard, self.spares = None, False
             return
@@ -73,8 +73,8 @@ class Seen:
             self.spares = False
             return
         if not found.is_guests and request.method == "GET":
-            self.location = where = locations.location_of(request, state.locations)
-            self.moved = bool(where) and mark_of(where) != found.where
+            label = locations.label_of(request, state.locations)
+            self.moved = bool(label) and guard.mark(label) != found.where
         self.spares = not self.moved and state.clock.vouches(
             found.generation, found.expires
         )
@@ -194,7 +194,7 @@ class Visit:
         self.config = store.config
         seen = seen or Seen(request, store)
         self.session_key, self.guard = seen.session_key, seen.guard
-        self.location, self.moved = seen.location, seen.moved
+        self.moved = seen.moved
         self.where = "" if seen.guard is None else seen.guard.where
         """The mark of the user's location as last written, as far as
         this browser knows."""
@@ -319,9 +319,7 @@ class Visit:
         self._note_recorded(visitor)
 
     def _location(self) -> str:
-        if self.location is None:
-            self.location = locations.location_of(self.request)
-        return self.location
+        return locations.location_of(self.request, self.store.state.locations)
 
     def _last_recorded(self, visitor: Visitor) -> float | None:
         """When the visitor was last recorded, by Redis' clock, if their guard
