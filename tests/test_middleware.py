@@ -233,6 +233,28 @@ def test_a_guard_from_another_session_counts_as_absent(
     assert set(members(redis_client, "users")) == {str(alice.pk), str(bob.pk)}
 
 
+def test_a_guests_guard_that_held_at_its_address_is_void_at_another(
+    browser: Client, redis_client: Redis
+) -> None:
+    browser.get("/", REMOTE_ADDR="192.0.2.1")
+    browser.get("/", REMOTE_ADDR="192.0.2.1")  # guarded, and so remembered
+    browser.get("/", REMOTE_ADDR="192.0.2.2")
+    assert set(members(redis_client, "guests")) == {"192.0.2.1", "192.0.2.2"}
+
+
+def test_a_guard_that_held_in_its_session_is_void_in_another(
+    alice: User, bob: User, redis_client: Redis
+) -> None:
+    alices, bobs = Client(), Client()
+    alices.force_login(alice)
+    alices.get("/")
+    alices.get("/")  # guarded, and so remembered
+    bobs.force_login(bob)
+    bobs.cookies[GUARD] = guard_cookie(alices)
+    bobs.get("/")
+    assert set(members(redis_client, "users")) == {str(alice.pk), str(bob.pk)}
+
+
 def tampered(value: str) -> str:
     last = "A" if value[-1] != "A" else "B"
     return value[:-1] + last
