@@ -145,3 +145,39 @@ def test_a_process_asks_once_a_minute_whether_to_keep_the_minutes_figures(
     second.get("/", REMOTE_ADDR="192.0.2.8")
     assert redis_commands.commands.count("SET") == 1
     assert redis_commands.minute_scripts == kept  # kept already
+
+
+def test_a_returning_user_who_appears_offline_is_renewed_without_the_script(
+    alice: User, clock: Clock, redis_client: Redis, redis_commands: CommandCounter
+) -> None:
+    browser = Client()
+    browser.force_login(alice)
+    browser.post("/whos-online/visibility/", {"invisible": "1"})
+    guard_runs_out(clock)
+    browser.get("/")
+    guard_runs_out(clock)
+    redis_commands.commands.clear()
+    browser.get("/")
+    assert "EVALSHA" not in redis_commands.commands
+    assert redis_client.zrange(presence.key("hidden"), 0, -1) == [
+        str(alice.pk).encode()
+    ]
+    assert redis_client.zcard(presence.key("users")) == 0
+
+
+def test_a_user_who_appeared_offline_elsewhere_is_moved_when_they_return(
+    alice: User, clock: Clock, redis_client: Redis
+) -> None:
+    laptop, phone = Client(), Client()
+    laptop.force_login(alice)
+    laptop.get("/")
+    phone.force_login(alice)
+    phone.post("/whos-online/visibility/", {"invisible": "1"})
+    redis_client.zadd(presence.key("users"), {str(alice.pk): time.time()})
+    redis_client.zrem(presence.key("hidden"), str(alice.pk))
+    guard_runs_out(clock)
+    laptop.get("/")
+    assert redis_client.zrange(presence.key("hidden"), 0, -1) == [
+        str(alice.pk).encode()
+    ]
+    assert redis_client.zcard(presence.key("users")) == 0

@@ -3,7 +3,8 @@
 While a guard holds, the middleware sends nothing to Redis and loads
 neither the session nor the user. A guard is
 ``"<expires>.<kind>.<generation>.<where>.<rooms>.<mac>"``: kind ``u`` for a
-user or ``g`` for a guest. ``expires`` is on Redis' clock, so web servers whose
+user recorded among those listed, ``h`` for one recorded among the hidden,
+``g`` for a guest. ``expires`` is on Redis' clock, so web servers whose
 clocks disagree agree on when it runs out, and ``generation`` names the
 Redis data it vouches for, so a guard issued before Redis lost its data no
 longer holds. ``where`` is a short hash of the user's location (its label)
@@ -51,6 +52,9 @@ class Guard(NamedTuple):
     (``""``: none known, and always for a guest)."""
     rooms: str = ""
     """The :func:`mark` of the rooms the visitor was last recorded in."""
+    is_hidden: bool = False
+    """Whether the user was last recorded among the hidden (by choice or by
+    ``WHOS_ONLINE_IS_HIDDEN``): the one set a renewal touches."""
 
     def holds(self, clock: ServerClock) -> bool:
         """Whether it still spares the visitor a record: it names the data
@@ -88,7 +92,7 @@ def _verify(config: Config, raw: str, session_key: str, address: str) -> Guard |
     generation, _, rest = rest.partition(".")
     where, _, rest = rest.partition(".")
     rooms, _, mac = rest.partition(".")
-    if not (expires.isascii() and expires.isdigit()) or kind not in ("u", "g"):
+    if not (expires.isascii() and expires.isdigit()) or kind not in ("u", "h", "g"):
         return None
     if kind == "g" and where:
         return None
@@ -96,7 +100,7 @@ def _verify(config: Config, raw: str, session_key: str, address: str) -> Guard |
     expected = _mac(config, expires, kind, generation, marks, address, session_key)
     if not hmac.compare_digest(expected, mac):
         return None
-    return Guard(float(expires), kind == "g", generation, where, rooms)
+    return Guard(float(expires), kind == "g", generation, where, rooms, kind == "h")
 
 
 def issue(
@@ -107,6 +111,7 @@ def issue(
     guest_address: str | None,
     where: str = "",
     rooms: str = "",
+    hidden: bool = False,
     server_now: float,
     generation: str,
     secure: bool,
@@ -115,7 +120,8 @@ def issue(
 
     For a guest, give the client ``guest_address`` the guard must be
     presented with; for a user, ``where``: the :func:`mark` of their
-    location as last written. ``rooms``: the :func:`mark` of the rooms they
+    location as last written, and ``hidden``: whether they were recorded
+    among the hidden. ``rooms``: the :func:`mark` of the rooms they
     were last recorded in.
     """
     seconds = config.guard_seconds
@@ -123,7 +129,7 @@ def issue(
         return
     expires = str(int(server_now) + seconds)
     if guest_address is None:
-        kind, address, max_age = "u", "", config.user_cookie_age
+        kind, address, max_age = "h" if hidden else "u", "", config.user_cookie_age
     else:
         kind, address, max_age, where = "g", guest_address, seconds, ""
     marks = f"{where}|{rooms}"

@@ -312,6 +312,7 @@ class Visit:
                 device=device,
                 location=where,
                 last_recorded=self._last_recorded(visitor),
+                was_hidden=self._was_hidden(),
             )
         self.stamp = self._recorded(sighting)
         if self.stamp is not None and where:
@@ -329,6 +330,10 @@ class Visit:
         if found is None or found.is_guests != (visitor.kind == "guests"):
             return None
         return found.expires - self.config.guard_seconds
+
+    def _was_hidden(self) -> bool:
+        """Whether the record the guard names put the user among the hidden."""
+        return self.guard is not None and self.guard.is_hidden
 
     def heartbeat(self, least_interval: float, fresh_for: float) -> Heartbeat:
         """The logged-in user's page is open: ``"refused"`` if they were
@@ -353,6 +358,7 @@ class Visit:
             visitor.member,
             device=self._device(visitor),
             last_recorded=last,
+            was_hidden=self._was_hidden(),
         )
         self.stamp = self._recorded(sighting, failures=False)
         self._note_recorded(visitor)
@@ -405,7 +411,8 @@ class Visit:
         visitor, stamp = self.recorded, self.stamp
         if stamp is None or visitor is None or not visitor.is_person:
             return
-        self._issue(response, visitor.kind, stamp.now, stamp.generation)
+        hidden = visitor.kind == "hidden"
+        self._issue(response, visitor.kind, stamp.now, stamp.generation, hidden)
 
     def note_rooms(self, rooms: str, response: HttpResponseBase) -> None:
         """The visitor was just recorded in the rooms ``rooms`` marks: their
@@ -417,10 +424,17 @@ class Visit:
         elif visitor is not None and visitor.is_person and self.is_guarded:
             assert found is not None
             issued = found.expires - self.config.guard_seconds
-            self._issue(response, visitor.kind, issued, found.generation)
+            self._issue(
+                response, visitor.kind, issued, found.generation, found.is_hidden
+            )
 
     def _issue(
-        self, response: HttpResponseBase, kind: Kind, issued: float, generation: str
+        self,
+        response: HttpResponseBase,
+        kind: Kind,
+        issued: float,
+        generation: str,
+        hidden: bool,
     ) -> None:
         guard.issue(
             self.config,
@@ -431,6 +445,7 @@ class Visit:
             else None,
             where=self.where,
             rooms=self.rooms,
+            hidden=hidden,
             server_now=issued,
             generation=generation,
             secure=self.request.is_secure(),

@@ -26,6 +26,9 @@ class Sighting:
     """When this member was last recorded, by Redis' clock, as the caller
     knows it (a guard names it): a renewal it vouches for costs plain
     commands instead of the record script."""
+    was_hidden: bool = False
+    """Whether that record put a user among the hidden: the set a renewal
+    renews."""
 
     @classmethod
     def page_view(
@@ -36,9 +39,15 @@ class Sighting:
         device: str = "",
         location: str = "",
         last_recorded: float | None = None,
+        was_hidden: bool = False,
     ) -> Sighting:
         return cls(
-            kind, member, device=device, location=location, last_recorded=last_recorded
+            kind,
+            member,
+            device=device,
+            location=location,
+            last_recorded=last_recorded,
+            was_hidden=was_hidden,
         )
 
     @classmethod
@@ -55,8 +64,15 @@ class Sighting:
         *,
         device: str,
         last_recorded: float | None,
+        was_hidden: bool = False,
     ) -> Sighting:
-        return cls(kind, member, device=device, last_recorded=last_recorded)
+        return cls(
+            kind,
+            member,
+            device=device,
+            last_recorded=last_recorded,
+            was_hidden=was_hidden,
+        )
 
 
 @dataclass(frozen=True)

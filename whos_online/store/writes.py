@@ -127,8 +127,10 @@ class Writes(StoreBase):
         window, minute = config.window, int(now // 60)
         pipe: Any = self.client.pipeline(transaction=False)
         is_user = kind != "guests"
-        for name in ("users", "hidden") if is_user else ("guests",):
-            pipe.zadd(shard.key(name), {member: now}, xx=True, gt=True, ch=True)
+        # A user is renewed in the set their last record put them in; a choice
+        # made since, elsewhere, shows in the replies, and the script moves them.
+        renewed = ("hidden" if sighting.was_hidden else "users") if is_user else kind
+        pipe.zadd(shard.key(renewed), {member: now}, xx=True, gt=True, ch=True)
         pipe.pfadd(shard.minute_key("users" if is_user else "guests", minute), member)
         if is_user:
             pipe.execute_command("SMISMEMBER", shard.key("invisible"), "", member)
@@ -151,14 +153,14 @@ class Writes(StoreBase):
         sets, or a user is not where their choice would put them."""
         if sighting.kind == "guests":
             return False if replies[0] else None
-        in_users, in_hidden, _, (loaded, chosen), *rest = replies
+        renewed, _, (loaded, chosen), *rest = replies
         if sighting.device and not rest[0]:
             return None  # a device not seen lately: the script marks it
         hidden = sighting.kind == "hidden" or (
             self.config.allow_invisible and bool(chosen)
         )
         unknown = self.config.allow_invisible and not loaded
-        if unknown or bool(in_users) == bool(in_hidden) or bool(in_hidden) != hidden:
+        if unknown or not renewed or hidden != sighting.was_hidden:
             return None
         return hidden
 
