@@ -207,6 +207,7 @@ def redis_costs(
     guest = world.issue("203.0.113.9", {})
     in_room = world.issue("203.0.113.9", {}, "/thread/7/")
     renewing = itertools.cycle(range(world.size))
+    returning = itertools.cycle(range(world.size // 2, world.size))
     users = itertools.cycle(range(len(world.sessions)))
     pks = [str(pk) for pk in get_user_model().objects.values_list("pk", flat=True)]
     # Visitors coming back after their guard ran out, as a browsing visitor
@@ -254,6 +255,12 @@ def redis_costs(
         "ZADD renewal (floor B)": (zadd, None),
         "record guest renewal": (guest_back, None),
         "record guest entering": (lambda: get("/", next(world.fresh), {})(), None),
+        # A browser drops a guest's guard with its guard period: a guest who
+        # browses on comes back online, without it.
+        "record guest returning": (
+            lambda: get("/", ipv4(next(returning)), {})(),
+            None,
+        ),
         "record user renewal": (user_back, None),
         "record user entering": (
             lambda: get("/", "198.51.100.7", world.user(next(users)))(),
@@ -332,9 +339,11 @@ def throughput(
             "__rand_int__",
             address,
         ],
-        "record guest renewal": list(guest),
+        # The record script each time (no guard to vouch for a renewal), for
+        # members online: what a browser brings back, guests above all.
+        "record guest returning": list(guest),
         "record guest entering": entering,
-        "record user renewal": list(user),
+        "record user returning": list(user),
     }
     port = str(world.client.connection_pool.connection_kwargs["port"])
     run = ["redis-benchmark", "-p", port, "-c", "50", "-n", str(requests)]
