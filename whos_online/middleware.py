@@ -13,8 +13,9 @@ from django.http import HttpRequest, HttpResponseBase
 from whos_online.failsafe import quietly
 from whos_online.rooms import record_page_rooms, rooms_of_page
 from whos_online.roster import PAGE
+from whos_online.seen import Seen, session_changed
 from whos_online.store import get_store
-from whos_online.visitors import Seen, Visit, session_changed, visit_of
+from whos_online.visitors import Visit, visit_of
 
 
 class WhosOnlineMiddleware:

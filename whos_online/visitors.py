@@ -1,9 +1,9 @@
 """Who a request comes from, worked out once, and their visit recorded.
 
-A :class:`Visit` is made for each request by the middleware (and found
-again by rooms and views through :func:`visit_of`). It reads the guard with
-nothing but the request's cookies; only when the guard does not hold does it
-resolve the :class:`Visitor` (kind, stored member, user, address) and record
+A :class:`Visit` is made for a request whose guard does not hold (and found
+again by rooms and views through :func:`visit_of`), from what the
+middleware read of the cookies (:class:`~whos_online.seen.Seen`). It
+resolves the :class:`Visitor` (kind, stored member, user, address) and record
 them, before the view runs, so the page being rendered already counts its
 own visitor. After the view, a session that changed hands (a login, a
 logout) records the new identity at once, and the guard is issued.
@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import functools
 import math
-from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any, Literal
 
@@ -25,7 +24,7 @@ from whos_online.bots import bot_name
 from whos_online.conf import Config
 from whos_online.failsafe import quietly
 from whos_online.privacy import daily_key, stored_address
-from whos_online.state import BoundedMemo
+from whos_online.seen import Seen, binding, mark_of, session_changed
 from whos_online.store import Kind, Sighting, Snapshot, Stamp, Store, get_store
 
 # What a heartbeat did: see Visit.heartbeat.
@@ -33,116 +32,6 @@ Heartbeat = Literal["refused", "fresh", "recorded"]
 
 # The attribute a request's Visit is kept in, once one is made.
 REQUEST_ATTRIBUTE = "whos_online_visit"
-
-
-class Seen:
-    """What the request's cookies say, read with nothing else: the session
-    key the browser holds (or will hold after this response), the guard if
-    it was issued to this session (and, for a guest, this client address),
-    and whether it spares the request a record, by Redis' time and data
-    generation as this process learnt them in the past few seconds; a
-    user's page view whose location differs from the one the guard knows
-    is not spared (``moved``).
-
-    Made for every request, so a plain class with slots whose one call does
-    it all: on the guarded path each Python call costs about as much as the
-    work it wraps.
-    """
-
-    __slots__ = ("guard", "moved", "session_key", "spares")
-
-    def __init__(self, request: HttpRequest, store: Store) -> None:
-        config = store.config
-        cookies = request.COOKIES
-        # Reading ``modified`` loads nothing; only a session this request
-        # changed (a login, a logout) is asked for its key.
-        session = getattr(request, "session", None)
-        if session is not None and session.modified:
-            session_key = session.session_key or ""
-        else:
-            session_key = cookies.get(config.session_cookie_name, "")
-        raw = cookies.get(config.cookie_name)
-        self.session_key = session_key
-        self.moved = False
-        if not raw:
-            self.guard, self.spares = None, False
-            return
-        state = store.state
-        self.guard = found = guard_of(request, config, state.guards, raw, session_key)
-        if found is None:
-            self.spares = False
-            return
-        if not found.is_guests and request.method == "GET":
-            label = locations.label_of(request, state.locations)
-            self.moved = bool(label) and guard.mark(label) != found.where
-        self.spares = not self.moved and state.clock.vouches(
-            found.generation, found.expires
-        )
-
-
-def guard_of(
-    request: HttpRequest,
-    config: Config,
-    memo: BoundedMemo[str, tuple[str, object, guard.Guard | None]],
-    raw: str,
-    session_key: str,
-) -> guard.Guard | None:
-    """The guard ``raw`` if it was issued to this session (and, for a guest,
-    to the client's address). ``memo`` keeps this process's verdicts with
-    what they were reached for: the session key and, for a guest, the
-    headers the address is read from; while those are the same, the
-    verdict stands without a MAC or an address parsed."""
-    verdict = memo.get(raw)
-    if verdict is not None and verdict[0] == session_key:
-        sources = verdict[1]
-        if sources is None or sources == address_sources(request.META, config):
-            return verdict[2]
-    is_guests = guard.is_guests(raw)
-    found = guard.read(config, raw, session_key, lambda: binding(request, config))
-    sources = address_sources(request.META, config) if is_guests else None
-    memo.put(raw, (session_key, sources, found))
-    return found
-
-
-def address_sources(meta: Mapping[str, object], config: Config) -> object:
-    """What a guest's address is read from: the same sources, the same
-    address."""
-    if config.proxy_count or config.trusted_networks:
-        return meta.get("REMOTE_ADDR"), meta.get("HTTP_X_FORWARDED_FOR")
-    return meta.get("REMOTE_ADDR")
-
-
-def mark_of(location: str) -> str:
-    """What the guard keeps of a location: its label, so moving between
-    pages of one kind (thread to thread) is not recorded until the guard
-    runs out, when the link is brought up to date."""
-    return guard.mark(location.partition(locations.SEPARATOR)[0])
-
-
-def session_changed(request: HttpRequest, session_key: str) -> bool:
-    """Whether the view gave the browser a session other than
-    ``session_key`` (a login or a logout cycles the key), so the guard no
-    longer fits it."""
-    session = getattr(request, "session", None)
-    return (
-        session is not None
-        and session.modified
-        and (session.session_key or "") != session_key
-    )
-
-
-def binding(request: HttpRequest, config: Config) -> str:
-    """What a guest's guard is bound to: the client's address (whatever the
-    client wrote into the headers besides does not matter); a guest whose
-    address changes is recorded again. Without proxies it is the socket's
-    address as the server gives it, which needs no parsing: a guest's guard
-    is only valid for an address it was issued to."""
-    meta = request.META
-    if config.proxy_count or config.trusted_networks:
-        address = client_address(meta, config.proxy_count, config.trusted_networks)
-        return address or ""
-    remote = meta.get("REMOTE_ADDR")
-    return remote if isinstance(remote, str) else ""
 
 
 class Unresolved:
