@@ -28,17 +28,10 @@ from django_redis import get_redis_connection
 
 from benchmarks import layout
 from benchmarks.bench import Inside, Site, beside, cookies_set, environ, log, spread
-from benchmarks.project import PLAIN_COOKIE
+from benchmarks.project import OURS, PLAIN, PLAIN_COOKIE, with_after_auth
 
-OURS = "whos_online.middleware.WhosOnlineMiddleware"
-PLAIN = "benchmarks.project.PlainCookieMiddleware"
 CSRF = "k" * 32
 PARSER_LABELS = {"presence": "redis-py's parser", "presence-hiredis": "hiredis"}
-
-
-def with_after_auth(name: str) -> list[str]:
-    stack, at = settings.STARTPROJECT, settings.STARTPROJECT.index(settings.AUTH) + 1
-    return [*stack[:at], name, *stack[at:]]
 
 
 def ipv4(i: int) -> str:

@@ -53,7 +53,7 @@ def child(jar: str, n: int) -> None:
     from django.conf import settings
 
     from benchmarks.bench import Site, environ
-    from benchmarks.figures import OURS, PLAIN, with_after_auth
+    from benchmarks.project import OURS, PLAIN, with_after_auth
 
     stacks = {"bare": settings.STARTPROJECT, "plain": with_after_auth(PLAIN)}
     sites = {

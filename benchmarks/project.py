@@ -17,6 +17,14 @@ from django_redis import get_redis_connection
 from whos_online.rooms import records_room
 
 PLAIN_COOKIE = "seen"
+OURS = "whos_online.middleware.WhosOnlineMiddleware"
+PLAIN = "benchmarks.project.PlainCookieMiddleware"
+
+
+def with_after_auth(name: str) -> list[str]:
+    """startproject's middleware with ``name`` right after authentication."""
+    stack, at = settings.STARTPROJECT, settings.STARTPROJECT.index(settings.AUTH) + 1
+    return [*stack[:at], name, *stack[at:]]
 
 
 class PlainCookieMiddleware:
