@@ -343,7 +343,7 @@ def write(results: dict[str, Any], out: Path) -> None:
 
 def operations(results: dict[str, Any], cap: dict[str, Any]) -> str:
     """Each operation's median µs inside Redis, core µs and commands."""
-    rates = {"record guest renewal": "records", "record user renewal": "records"}
+    rates = {"record guest returning": "records", "record user renewal": "records"}
     rates |= {"heartbeat": "heartbeats", "widget below the cap": "widget renders"}
     rates |= {"widget at the cap": "widget renders"}
     body = []
