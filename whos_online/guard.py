@@ -27,12 +27,10 @@ from __future__ import annotations
 import functools
 import hashlib
 import hmac
-import time
 from collections.abc import Callable
 from typing import NamedTuple
 
 from django.http import HttpResponseBase
-from django.utils.http import http_date
 
 from whos_online.conf import Config
 from whos_online.state import ServerClock
@@ -138,7 +136,6 @@ def issue(
         config.cookie_name,
         f"{expires}.{kind}.{generation}.{where}.{rooms}.{mac}",
         max_age=max_age,
-        expires=None if max_age is None else http_date(time.time() + max_age),
         path=config.cookie_path,
         domain=config.cookie_domain,
         secure=secure,
