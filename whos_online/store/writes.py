@@ -40,11 +40,12 @@ class Writes(StoreBase):
             )[0]
         else:
             reply = scripts.run(self.client, call.script, call.keys, call.args)
-        now, generation, entered, hidden, unloaded, tick = reply
-        label = self.state.clock.observe(float(now), generation.decode(), shard.index)
+        now, generation, *flags = reply.decode().split()
+        entered, hidden, unloaded, tick = (flag == "1" for flag in flags)
+        label = self.state.clock.observe(float(now), generation, shard.index)
         if tick:
             self._tick(shard, int(float(now) // 60))
-        return Stamp(float(now), label, bool(entered), bool(hidden), bool(unloaded))
+        return Stamp(float(now), label, entered, hidden, unloaded)
 
     def record_call(self, shard: Shard, sighting: Sighting) -> Call:
         """The script :meth:`record` runs."""

@@ -39,10 +39,11 @@
 -- Writes._renewed): what it does must stay what this script does for a
 -- member already online.
 --
--- Returns {now as "seconds.micros", generation, entered (1 if the member was
--- not online before), hidden (1 if recorded in KEYS[6]), unloaded (1 if
--- KEYS[7] is missing), tick (1 if this is the shard's first record of the
--- minute: the caller runs tick.lua)}.
+-- Returns, as one string of words (one reply, not six, for the caller to
+-- read), now as "seconds.micros", the generation, entered (1 if the member
+-- was not online before), hidden (1 if recorded in KEYS[6]), unloaded (1 if
+-- KEYS[7] is missing) and tick (1 if this is the shard's first record of the
+-- minute: the caller runs tick.lua).
 
 local t = redis.call('TIME')
 local micros = string.format('%06d', tonumber(t[2]))
@@ -132,4 +133,4 @@ if is_user and room then
     redis.call('SET', KEYS[9], ARGV[6], 'EX', ARGV[3])
   end
 end
-return {now, generation, entered and 1 or 0, hidden, unloaded, tick}
+return table.concat({now, generation, entered and 1 or 0, hidden, unloaded, tick}, ' ')
