@@ -30,6 +30,7 @@ from whos_online.conf import conf, get_config
 from whos_online.failsafe import quietly
 from whos_online.locations import marked
 from whos_online.seen import Seen
+from whos_online.state import State
 from whos_online.store import get_store, is_room_name
 from whos_online.visitors import visit_of
 
@@ -84,10 +85,12 @@ def page_room(request: HttpRequest) -> str | None:
     return room_of_path(request)[0]
 
 
-def room_of_path(request: HttpRequest) -> tuple[str | None, str]:
+def room_of_path(
+    request: HttpRequest, state: State | None = None
+) -> tuple[str | None, str]:
     """:func:`page_room` and its :func:`rooms_mark`. A page of a view or URL
     name that names a room asks this on every guarded request, so the room
-    of each path is remembered by this process."""
+    of each path is remembered in the process's ``state``."""
     match = getattr(request, "resolver_match", None)
     if match is None:  # not resolved (yet)
         return None, ""
@@ -97,8 +100,9 @@ def room_of_path(request: HttpRequest) -> tuple[str | None, str]:
         template = rooms.get(match.view_name) if rooms else None
         if template is None:
             return None, ""
-    memo = get_store().state.page_rooms
-    key = (getattr(request, "urlconf", None), request.path_info)
+    memo = (state or get_store().state).page_rooms
+    urlconf = getattr(request, "urlconf", None)
+    key = request.path_info if urlconf is None else (urlconf, request.path_info)
     found = memo.get(key)
     if found is None:
         room = room_name(template, match.kwargs)
@@ -127,22 +131,18 @@ def record_page_rooms(
     2xx, unless their guard holds and says they were recorded in these very
     rooms lately; the guard then says so (a guarded page of the same rooms
     costs nothing). ``seen``: what the middleware read of the cookies."""
-    named: AbstractSet[str] = request.__dict__.get(NAMED_ATTRIBUTE, NO_ROOMS)
-    room, mark = room_of_path(request)
-    if named:
-        rooms = named if room is None else named | {room}
-        mark = rooms_mark(rooms)
+    room, mark = room_of_path(request, seen.state)
+    if NAMED_ATTRIBUTE in request.__dict__:  # rooms named by the templates too
+        mark = rooms_mark(rooms_of_page(request))
     elif room is None:
         return
-    else:
-        rooms = {room}
     if not 200 <= response.status_code < 300:
         return
     if seen.spares and seen.guard is not None and seen.guard.rooms == mark:
         return
     visit = visit_of(request, seen)
-    for room in sorted(rooms):
-        record_in_room(request, room)
+    for name in sorted(rooms_of_page(request)):
+        record_in_room(request, name)
     visit.note_rooms(mark, response)
 
 

@@ -33,7 +33,7 @@ class Seen:
     work it wraps.
     """
 
-    __slots__ = ("guard", "moved", "session_key", "spares")
+    __slots__ = ("guard", "moved", "session_key", "spares", "state")
 
     def __init__(self, request: HttpRequest, store: Store) -> None:
         config = store.config
@@ -46,12 +46,13 @@ class Seen:
         else:
             session_key = cookies.get(config.session_cookie_name, "")
         raw = cookies.get(config.cookie_name)
+        self.state = state = store.state
+        """What this process remembers, which the rooms after the view ask too."""
         self.session_key = session_key
         self.moved = False
         if not raw:
             self.guard, self.spares = None, False
             return
-        state = store.state
         self.guard = found = guard_of(request, config, state.guards, raw, session_key)
         if found is None:
             self.spares = False

@@ -228,10 +228,9 @@ class State:
         self.guards: BoundedMemo[str, tuple[str, object, Any]] = BoundedMemo(4096)
         # (URLconf, path, path_info) -> the label of the page there.
         self.locations: BoundedMemo[tuple[str, str, str], object] = BoundedMemo(4096)
-        # (URLconf, path_info) -> the room of the page there and its mark.
-        self.page_rooms: BoundedMemo[tuple[object, str], tuple[str | None, str]] = (
-            BoundedMemo(4096)
-        )
+        # path_info, or (URLconf, path_info) for a request's own URLconf ->
+        # the room of the page there and its mark.
+        self.page_rooms: BoundedMemo[object, tuple[str | None, str]] = BoundedMemo(4096)
         self.bots = Throttle()
         self.refused = RateLimitedLog()
         # (room, with hidden users) -> (taken at, names asked, snapshot), for
