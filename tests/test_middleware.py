@@ -401,6 +401,10 @@ def test_a_users_guard_keeps_the_mark_of_their_location() -> None:
         "\u00b2\u00b3.u.1.abc",
         "99999999999.g.1.abc",
         "99999999999.g.1.42.abc",
+        "99999999999.u.1...é",
+        "12a.u.1...abc",
+        "99999999999.z.1...abc",
+        "99999999999.g.1.42..abc",
     ],
 )
 def test_a_garbage_guard_counts_as_absent_and_never_raises(
