@@ -26,12 +26,11 @@ from django.db.models import Model
 from django.http import HttpRequest, HttpResponseBase
 
 from whos_online import guard
-from whos_online.conf import conf, get_config
+from whos_online.conf import conf
 from whos_online.failsafe import quietly
 from whos_online.locations import marked
 from whos_online.seen import Seen
-from whos_online.state import State
-from whos_online.store import get_store, is_room_name
+from whos_online.store import Store, get_store, is_room_name
 from whos_online.visitors import visit_of
 
 View = TypeVar("View", bound=Callable[..., Any])
@@ -86,21 +85,22 @@ def page_room(request: HttpRequest) -> str | None:
 
 
 def room_of_path(
-    request: HttpRequest, state: State | None = None
+    request: HttpRequest, store: Store | None = None
 ) -> tuple[str | None, str]:
     """:func:`page_room` and its :func:`rooms_mark`. A page of a view or URL
     name that names a room asks this on every guarded request, so the room
-    of each path is remembered in the process's ``state``."""
+    of each path is remembered by the process (in ``store``'s state)."""
     match = getattr(request, "resolver_match", None)
     if match is None:  # not resolved (yet)
         return None, ""
+    store = store or get_store()
     template = getattr(match.func, ATTRIBUTE, None)
     if template is None:
-        rooms = get_config().rooms
+        rooms = store.config.rooms
         template = rooms.get(match.view_name) if rooms else None
         if template is None:
             return None, ""
-    memo = (state or get_store().state).page_rooms
+    memo = store.state.page_rooms
     urlconf = getattr(request, "urlconf", None)
     key = request.path_info if urlconf is None else (urlconf, request.path_info)
     found = memo.get(key)
@@ -131,7 +131,7 @@ def record_page_rooms(
     2xx, unless their guard holds and says they were recorded in these very
     rooms lately; the guard then says so (a guarded page of the same rooms
     costs nothing). ``seen``: what the middleware read of the cookies."""
-    room, mark = room_of_path(request, seen.state)
+    room, mark = room_of_path(request, seen.store)
     if NAMED_ATTRIBUTE in request.__dict__:  # rooms named by the templates too
         mark = rooms_mark(rooms_of_page(request))
     elif room is None:

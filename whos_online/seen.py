@@ -33,7 +33,7 @@ class Seen:
     work it wraps.
     """
 
-    __slots__ = ("guard", "moved", "session_key", "spares", "state")
+    __slots__ = ("guard", "moved", "session_key", "spares", "store")
 
     def __init__(self, request: HttpRequest, store: Store) -> None:
         config = store.config
@@ -46,8 +46,9 @@ class Seen:
         else:
             session_key = cookies.get(config.session_cookie_name, "")
         raw = cookies.get(config.cookie_name)
-        self.state = state = store.state
-        """What this process remembers, which the rooms after the view ask too."""
+        self.store = store
+        """The store read with, which the rooms after the view ask too."""
+        state = store.state
         self.session_key = session_key
         self.moved = False
         if not raw:
