@@ -289,6 +289,17 @@ def test_unapplied_migrations_are_w004_with_check_database() -> None:
 
 
 @pytest.mark.django_db
+def test_w004_counts_the_apps_own_migrations_alone() -> None:
+    MigrationRecorder(connection).migration_qs.all().delete()  # a new database
+    from django.core.checks import run_checks
+
+    (message,) = [
+        m for m in run_checks(databases=["default"]) if m.id == "whos_online.W004"
+    ]
+    assert "lacks 2 migration(s) of whos_online" in message.msg
+
+
+@pytest.mark.django_db
 def test_unapplied_migrations_are_not_looked_for_without_a_database() -> None:
     forget_migrating_the_app()
     assert our_ids() == []

@@ -414,7 +414,11 @@ def check_migrations(
             for node in executor.loader.graph.leaf_nodes()
             if node[0] == "whos_online"
         ]
-        unapplied = executor.migration_plan(ours)
+        unapplied = [
+            migration
+            for migration, _ in executor.migration_plan(ours)
+            if migration.app_label == "whos_online"
+        ]
         if unapplied:
             messages.append(
                 Warning(
