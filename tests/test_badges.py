@@ -98,16 +98,20 @@ def test_last_seen_badges_give_the_time_within_the_window(
     assert all(seen[:5]) and seen[5:] == [""] * 15
 
 
-@pytest.mark.usefixtures("warm_scripts")
-def test_beyond_the_names_one_snapshot_lists_each_unlisted_author_costs_one_more(
-    browser: Client,
-    authors: list[User],
-    redis_commands: CommandCounter,
-    monkeypatch: pytest.MonkeyPatch,
-    settings: SettingsWrapper,
+@pytest.fixture
+def two_names_listed(
+    monkeypatch: pytest.MonkeyPatch, settings: SettingsWrapper
 ) -> None:
+    """A snapshot lists the two most recent of the users online, a page's
+    badges' snapshot too."""
     monkeypatch.setattr("whos_online.roster.BADGE_NAMES", 2)
-    settings.WHOS_ONLINE_MAX_NAMES = 2  # the two most recent of five online
+    settings.WHOS_ONLINE_MAX_NAMES = 2
+
+
+@pytest.mark.usefixtures("warm_scripts", "two_names_listed")
+def test_beyond_the_names_one_snapshot_lists_each_unlisted_author_costs_one_more(
+    browser: Client, authors: list[User], redis_commands: CommandCounter
+) -> None:
     browser.get("/")
     redis_commands.round_trips = 0
     html = browser.get("/thread-of-authors/").content.decode()
@@ -134,16 +138,10 @@ def test_a_page_reuses_no_badge_of_the_page_before(
     assert statuses(html)[10] == "online"
 
 
-@pytest.mark.usefixtures("warm_scripts")
+@pytest.mark.usefixtures("warm_scripts", "two_names_listed")
 def test_a_users_status_and_last_seen_are_looked_up_once_per_page(
-    browser: Client,
-    authors: list[User],
-    redis_commands: CommandCounter,
-    monkeypatch: pytest.MonkeyPatch,
-    settings: SettingsWrapper,
+    browser: Client, authors: list[User], redis_commands: CommandCounter
 ) -> None:
-    monkeypatch.setattr("whos_online.roster.BADGE_NAMES", 2)
-    settings.WHOS_ONLINE_MAX_NAMES = 2
     browser.get("/")
     redis_commands.round_trips = 0
     browser.get("/thread-of-authors/?badge=both")
