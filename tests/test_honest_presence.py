@@ -305,6 +305,19 @@ def test_after_redis_loses_its_data_a_guarded_visitor_is_recorded_again(
     assert members(redis_client, "users") == [str(alice.pk)]
 
 
+def test_a_guard_is_void_as_soon_as_the_process_learns_redis_lost_its_data(
+    browser: Client, alice: User, redis_client: Redis
+) -> None:
+    browser.force_login(alice)
+    browser.get("/")
+    browser.get("/")  # spared: the process remembers the guard's verdict
+    for name in redis_client.scan_iter(match=f"{{{get_config().prefix}}}:*"):
+        redis_client.delete(name)
+    presence.sync_clock()  # as any record or read of another visitor would
+    browser.get("/")
+    assert members(redis_client, "users") == [str(alice.pk)]
+
+
 @pytest.mark.usefixtures("warm_scripts")
 def test_a_guarded_visitor_costs_one_clock_check_per_process_every_few_seconds(
     browser: Client, redis_commands: CommandCounter, clock: Clock

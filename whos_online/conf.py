@@ -206,6 +206,9 @@ class Config:
     max_rooms: int
     rooms: Mapping[str, str] = field(default_factory=dict, hash=False)
     """``WHOS_ONLINE_ROOMS``, read once: every 2xx page asks it."""
+    root_urlconf: str = ""
+    """``ROOT_URLCONF``, read once: every guarded page view of a user asks
+    it, and reading a setting costs more than the rest of that check."""
 
 
 @functools.cache
@@ -240,6 +243,7 @@ def get_config() -> Config:
         failure_backoff=conf.FAILURE_BACKOFF,
         max_rooms=conf.MAX_ROOMS,
         rooms=dict(conf.ROOMS) if isinstance(conf.ROOMS, dict) else {},
+        root_urlconf=str(getattr(settings, "ROOT_URLCONF", "")),
     )
 
 
@@ -257,6 +261,7 @@ def parse_networks(specs: object) -> tuple[IPNetwork, ...]:
 # Django settings that Config is derived from, besides our own.
 DJANGO_SETTINGS_USED = {
     "CACHES",
+    "ROOT_URLCONF",
     "SECRET_KEY",
     "SESSION_COOKIE_AGE",
     "SESSION_COOKIE_DOMAIN",

@@ -18,12 +18,11 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from asgiref.sync import iscoroutinefunction
-from django.conf import settings
 from django.http import HttpRequest
 from django.urls import Resolver404, resolve
 from django.utils.functional import Promise
 
-from whos_online.conf import conf
+from whos_online.conf import conf, get_config
 from whos_online.state import BoundedMemo
 
 # (URLconf, path, path_info) -> the label of the page there ("" for none).
@@ -98,11 +97,11 @@ def label_of(request: HttpRequest, memo: LocationMemo | None = None) -> str:
     A guarded page view of a user asks too (has the user moved?), so what
     a path resolves to may be kept in ``memo``.
     """
-    if request.method != "GET" or _is_not_a_page_view(request):
+    if request.method != "GET":
         return ""
     # Middleware may give the request a URLconf of its own; Django applies it
     # only after every middleware has run.
-    urlconf = str(getattr(request, "urlconf", None) or settings.ROOT_URLCONF)
+    urlconf = str(getattr(request, "urlconf", None) or get_config().root_urlconf)
     path = request.path
     if memo is None:
         label = _kept(_label_of(request, urlconf))
@@ -111,7 +110,7 @@ def label_of(request: HttpRequest, memo: LocationMemo | None = None) -> str:
         label = memo.get(key)
         if label is None:
             label = memo.put(key, _kept(_label_of(request, urlconf)))
-    if not label or len(path) > MAX_PATH_LENGTH:
+    if not label or len(path) > MAX_PATH_LENGTH or _is_not_a_page_view(request):
         return ""
     # A lazy label is put into words in the language of each page view.
     return label if isinstance(label, str) else _words(label)

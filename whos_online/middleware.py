@@ -10,9 +10,9 @@ from django.apps import apps
 from django.core.exceptions import ImproperlyConfigured
 from django.http import HttpRequest, HttpResponseBase
 
+from whos_online import page
 from whos_online.failsafe import quietly
 from whos_online.rooms import record_page_rooms, rooms_of_page
-from whos_online.roster import PAGE
 from whos_online.seen import Seen, session_changed
 from whos_online.store import get_store
 from whos_online.visitors import Visit, visit_of
@@ -52,9 +52,9 @@ class WhosOnlineMiddleware:
             return self.__acall__(request)
         seen = Seen(request, get_store())
         visit = None if seen.spares else before_view(request, seen)
-        page = PAGE.set(request)
+        outer, page.THREAD.request = page.THREAD.request, request
         response: HttpResponseBase = self.get_response(request)  # type: ignore[assignment]
-        PAGE.reset(page)
+        page.THREAD.request = outer
         if (
             visit is not None
             and visit.stamp is not None
@@ -69,9 +69,9 @@ class WhosOnlineMiddleware:
         visit = None
         if not seen.spares:
             visit = await sync_to_async(before_view)(request, seen)
-        page = PAGE.set(request)
+        token = page.TASK.set(request)
         response: HttpResponseBase = await self.get_response(request)  # type: ignore[misc]
-        PAGE.reset(page)
+        page.TASK.reset(token)
         if (
             visit is not None
             and visit.stamp is not None

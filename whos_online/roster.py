@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterable, Mapping, Sequence
-from contextvars import ContextVar
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from typing import Any, Literal
@@ -21,7 +20,7 @@ from django.core.exceptions import ValidationError
 from django.http import HttpRequest
 from django.utils.translation import pgettext_lazy
 
-from whos_online import visibility
+from whos_online import page, visibility
 from whos_online.bots import is_known
 from whos_online.conf import conf
 from whos_online.failsafe import quietly
@@ -31,10 +30,6 @@ from whos_online.store import Counts, LastSeen, Snapshot, Today, get_store
 from whos_online.visitors import Visit, Visitor, visit_of
 
 Status = Literal["online", "away", "offline"]
-
-PAGE: ContextVar[HttpRequest | None] = ContextVar("whos_online_page", default=None)
-"""The request whose page is being made, set by the middleware around the
-view, so that filters, which see no context, can share the page's snapshot."""
 
 # The most users a page's badges are read from in one snapshot; past it, a
 # badge of a user not among the most recent costs a round trip of its own.
@@ -339,7 +334,7 @@ def badge_of(user: Any) -> UserPresence:
     not online within the window is ``offline`` with no ``last_seen``.
     Elsewhere (an email, a command), one round trip per user.
     """
-    request = PAGE.get()
+    request = page.current()
     if request is None:
         return presence_of([user])[0]
     badges: dict[str, UserPresence] = request.__dict__.setdefault(BADGES_ATTRIBUTE, {})

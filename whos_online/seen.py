@@ -8,6 +8,7 @@ cookie is remembered by the process (see :func:`guard_of`); a
 
 from __future__ import annotations
 
+import time
 from collections.abc import Mapping
 
 from django.http import HttpRequest
@@ -15,7 +16,7 @@ from django.http import HttpRequest
 from whos_online import guard, locations
 from whos_online.addresses import client_address
 from whos_online.conf import Config
-from whos_online.state import BoundedMemo
+from whos_online.state import NEVER, BoundedMemo
 from whos_online.store import Store
 
 
@@ -48,46 +49,78 @@ class Seen:
         raw = cookies.get(config.cookie_name)
         self.store = store
         """The store read with, which the rooms after the view ask too."""
-        state = store.state
         self.session_key = session_key
         self.moved = False
         if not raw:
             self.guard, self.spares = None, False
             return
-        self.guard = found = guard_of(request, config, state.guards, raw, session_key)
+        memo = store.state.guards
+        verdict = memo.get(raw)
+        if (
+            verdict is None
+            or verdict.session_key != session_key
+            or not same_sources(verdict.sources, request.META, config)
+        ):
+            verdict = judge(request, config, memo, raw, session_key)
+        self.guard = found = verdict.guard
         if found is None:
             self.spares = False
             return
         if not found.is_guests and request.method == "GET":
-            label = locations.label_of(request, state.locations)
+            label = locations.label_of(request, store.state.locations)
             self.moved = bool(label) and guard.mark(label) != found.where
-        self.spares = not self.moved and state.clock.vouches(
-            found.generation, found.expires
-        )
+        now = time.monotonic()
+        if now >= verdict.deadline:  # learnt too long ago, or run out
+            clock = store.state.clock
+            verdict.deadline = clock.deadline(found.generation, found.expires)
+        self.spares = not self.moved and now < verdict.deadline
 
 
-def guard_of(
+class Verdict:
+    """What a guard cookie was found to be, and for what: the session key
+    and, for a guest, the sources of the address (see :func:`judge`)."""
+
+    __slots__ = ("deadline", "guard", "session_key", "sources")
+
+    def __init__(
+        self, session_key: str, sources: object, found: guard.Guard | None
+    ) -> None:
+        self.session_key = session_key
+        self.sources = sources
+        self.guard = found
+        self.deadline = NEVER
+        """Until when, on the monotonic clock, the guard spares its visitor
+        a record, by what the process knew when it last looked
+        (:meth:`~whos_online.state.ServerClock.deadline`); moved on when it
+        looks again."""
+
+
+def judge(
     request: HttpRequest,
     config: Config,
-    memo: BoundedMemo[str, tuple[str, object, guard.Guard | None]],
+    memo: BoundedMemo[str, Verdict],
     raw: str,
     session_key: str,
-) -> guard.Guard | None:
+) -> Verdict:
     """The guard ``raw`` if it was issued to this session (and, for a guest,
-    to the client's address). ``memo`` keeps this process's verdicts with
-    what they were reached for: the session key and, for a guest, the
-    headers the address is read from; while those are the same, the
-    verdict stands without a MAC or an address parsed."""
-    verdict = memo.get(raw)
-    if verdict is not None and verdict[0] == session_key:
-        sources = verdict[1]
-        if sources is None or sources == address_sources(request.META, config):
-            return verdict[2]
-    is_guests = guard.is_guests(raw)
+    to the client's address), as a verdict ``memo`` keeps with what it was
+    reached for: the session key and, for a guest, the headers the address
+    is read from. While those are the same, the verdict stands without a
+    MAC or an address parsed."""
     found = guard.read(config, raw, session_key, lambda: binding(request, config))
-    sources = address_sources(request.META, config) if is_guests else None
-    memo.put(raw, (session_key, sources, found))
-    return found
+    sources = address_sources(request.META, config) if guard.is_guests(raw) else None
+    return memo.put(raw, Verdict(session_key, sources, found))
+
+
+def same_sources(sources: object, meta: Mapping[str, object], config: Config) -> bool:
+    """Whether a verdict reached with ``sources`` (``None``: a user's guard,
+    bound to no address) holds for a request of ``meta``."""
+    return (
+        sources is None
+        # Without proxies the sources are the socket's address: a lookup tells.
+        or sources == meta.get("REMOTE_ADDR")
+        or sources == address_sources(meta, config)
+    )
 
 
 def address_sources(meta: Mapping[str, object], config: Config) -> object:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Hashable
+from collections.abc import Callable, Hashable
 from typing import Any, TypeVar
 
 logger = logging.getLogger("whos_online")
@@ -39,16 +39,19 @@ class ServerClock:
     generation of the data it vouches for (its *label*: the generation, led
     by the shard's number when there are several shards), so after Redis
     loses a shard's data the guards of that shard are void within
-    ``CLOCK_REFRESH_SECONDS``.
+    ``CLOCK_REFRESH_SECONDS``, and at once when this process learns it
+    (``on_new_generation`` is called, so that what was concluded from the
+    old generation is forgotten).
 
     What this process measures itself (how long ago it learnt something) is
     measured on its monotonic clock, which no step of the wall clock moves:
     Redis' time is that clock plus the offset last learnt.
     """
 
-    def __init__(self, shards: int = 1) -> None:
+    def __init__(self, shards: int, on_new_generation: Callable[[], None]) -> None:
         # Until Redis is asked, its time is taken to be this server's.
         self.offset = time.time() - time.monotonic()
+        self._on_new_generation = on_new_generation
         self._labels = [""] * shards
         self._trusted_until = [NEVER] * shards
         # label -> until when it is trusted: the guarded request's one lookup.
@@ -63,6 +66,7 @@ class ServerClock:
         if self._labels[shard] != label:
             self._trusted.pop(self._labels[shard], None)
             self._labels[shard] = label
+            self._on_new_generation()
         self._trusted_until[shard] = self._trusted[label] = (
             local + CLOCK_REFRESH_SECONDS
         )
@@ -80,11 +84,15 @@ class ServerClock:
         """Whether the data ``label`` names is still there and Redis' time is
         not yet ``server_time``, by what this process learnt lately (``False``
         when that was too long ago to trust)."""
-        local = time.monotonic()
-        return (
-            local < self._trusted.get(label, NEVER)
-            and local + self.offset <= server_time
-        )
+        return time.monotonic() < self.deadline(label, server_time)
+
+    def deadline(self, label: str, server_time: float) -> float:
+        """Until when, on the monotonic clock, :meth:`vouches` holds by what
+        this process knows now: at most ``CLOCK_REFRESH_SECONDS`` after it
+        last heard from Redis, so a deadline kept for that long is as good
+        as asking again (but for a new generation: see ``on_new_generation``,
+        which is told)."""
+        return min(self._trusted.get(label, NEVER), server_time - self.offset)
 
     def stale_shard(self, label: str) -> int | None:
         """The shard a guard of ``label`` vouches for, if it is time to ask
@@ -220,12 +228,13 @@ class State:
         self.record_breaker = CircuitBreaker(failure_backoff)
         """With shards: opened by a failure of the site's own keys (the
         record, the daily peaks), which snapshots then do without."""
-        self.clock = ServerClock(shards)
+        # cookie -> Verdict (see seen.py): the verdicts are forgotten when a
+        # shard's data generation changes, since they name the old one.
+        self.guards: BoundedMemo[str, Any] = BoundedMemo(4096)
+        self.clock = ServerClock(shards, on_new_generation=self.guards.clear)
         self.minutes_asked = [-1] * shards
         """For each shard, the last minute whose tick key this process's
         renewals asked about: once a minute is enough."""
-        # cookie -> (session key, address sources, the verified guard or None).
-        self.guards: BoundedMemo[str, tuple[str, object, Any]] = BoundedMemo(4096)
         # (URLconf, path, path_info) -> the label of the page there.
         self.locations: BoundedMemo[tuple[str, str, str], object] = BoundedMemo(4096)
         # path_info, or (URLconf, path_info) for a request's own URLconf ->
