@@ -16,7 +16,7 @@ from django.db.migrations.recorder import MigrationRecorder
 from django.http import HttpResponse
 from pytest_django.fixtures import Settings as SettingsWrapper
 
-from whos_online import checks
+from whos_online import checks, rules
 from whos_online.conf import conf
 from whos_online.middleware import WhosOnlineMiddleware
 
@@ -353,7 +353,7 @@ def test_an_unknown_setting_unlike_any_is_w005(settings: SettingsWrapper) -> Non
 
 
 def test_every_setting_of_the_app_is_known() -> None:
-    known = {f"WHOS_ONLINE_{name}" for name in checks.SETTING_RULES}
+    known = {f"WHOS_ONLINE_{name}" for name in rules.SETTING_RULES}
     documented = {name for name in dir(conf) if name.isupper()}
     assert known == {f"WHOS_ONLINE_{name}" for name in documented}
 

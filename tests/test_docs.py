@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from whos_online import __version__, checks, urls
+from whos_online import __version__, checks, rules, urls
 from whos_online.conf import Settings
 from whos_online.templatetags.whos_online import register
 
@@ -58,7 +58,7 @@ def test_every_setting_is_in_the_readme_table(setting: str) -> None:
 
 
 def test_every_setting_has_a_validation_rule() -> None:
-    assert sorted(f"WHOS_ONLINE_{name}" for name in checks.SETTING_RULES) == SETTINGS
+    assert sorted(f"WHOS_ONLINE_{name}" for name in rules.SETTING_RULES) == SETTINGS
 
 
 @pytest.mark.parametrize("module", MODULES)

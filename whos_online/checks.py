@@ -6,8 +6,7 @@ Every ID is documented in docs/checks.md.
 from __future__ import annotations
 
 import difflib
-import ipaddress
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from typing import Any, cast
 
 from django.conf import settings
@@ -17,12 +16,11 @@ from django.db import connections, router
 from django.urls import NoReverseMatch, get_resolver, reverse
 from django.utils.module_loading import import_string
 
-from whos_online.conf import MAX_SHARDS, conf
+from whos_online.conf import conf
 from whos_online.connection import has_read_timeout, is_redis_backend
+from whos_online.rules import SETTING_RULES, is_name, is_whole
 
 MIDDLEWARE_PATH = "whos_online.middleware.WhosOnlineMiddleware"
-AUDIENCES = ("everyone", "users", "staff", "nobody")
-HIDDEN_COUNTS = ("never", "in-total", "separate")
 AUTH_MIDDLEWARE_PATH = "django.contrib.auth.middleware.AuthenticationMiddleware"
 
 
@@ -121,7 +119,7 @@ def check_cache(**kwargs: Any) -> list[CheckMessage]:
 
 def check_guard(**kwargs: Any) -> list[CheckMessage]:
     guard, window = conf.GUARD_SECONDS, conf.WINDOW
-    if not (_is_whole(guard, 0) and _is_whole(window, 1)):
+    if not (is_whole(guard, 0) and is_whole(window, 1)):
         return []  # reported by check_settings
     if guard >= window:
         return [
@@ -138,7 +136,7 @@ def check_guard(**kwargs: Any) -> list[CheckMessage]:
 
 def check_statuses(**kwargs: Any) -> list[CheckMessage]:
     away, window, guard = conf.AWAY_AFTER, conf.WINDOW, conf.GUARD_SECONDS
-    if not (_is_whole(away, 1) and _is_whole(window, 1) and _is_whole(guard, 0)):
+    if not (is_whole(away, 1) and is_whole(window, 1) and is_whole(guard, 0)):
         return []  # reported by check_settings
     messages: list[CheckMessage] = []
     if away >= window:
@@ -174,7 +172,7 @@ def check_imports(**kwargs: Any) -> list[CheckMessage]:
         ),
     ):
         path = cast(object, getattr(conf, name))
-        if not _is_name(path):
+        if not is_name(path):
             continue  # None, or reported by check_settings
         try:
             found = import_string(str(path))
@@ -209,108 +207,6 @@ def check_urls(**kwargs: Any) -> list[CheckMessage]:
             )
         ]
     return []
-
-
-def _is_whole(value: object, minimum: int) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool) and value >= minimum
-
-
-def _is_number(value: object, minimum: float) -> bool:
-    return (
-        isinstance(value, (int, float))
-        and not isinstance(value, bool)
-        and value >= minimum
-    )
-
-
-def _is_name(value: object) -> bool:
-    return isinstance(value, str) and bool(value)
-
-
-def _is_prefix(value: object) -> bool:
-    return _is_name(value) and not set("{}") & set(str(value))
-
-
-def _are_networks(value: object) -> bool:
-    if not isinstance(value, (list, tuple)):
-        return False
-    try:
-        for spec in value:
-            ipaddress.ip_network(spec, strict=False)
-    except (TypeError, ValueError):
-        return False
-    return True
-
-
-# Setting name (after WHOS_ONLINE_) -> (whether a value is valid, what it must be).
-SETTING_RULES: dict[str, tuple[Callable[[Any], bool], str]] = {
-    "CACHE_ALIAS": (_is_name, "a cache alias from CACHES"),
-    "KEY_PREFIX": (_is_prefix, "a non-empty string without braces"),
-    "WINDOW": (lambda v: _is_whole(v, 1), "a whole number of seconds, at least 1"),
-    "GUARD_SECONDS": (
-        lambda v: _is_whole(v, 0),
-        "a whole number of seconds, 0 or more",
-    ),
-    "GUARD_COOKIE_NAME": (_is_name, "a non-empty cookie name"),
-    "MAX_NAMES": (lambda v: _is_whole(v, 0), "a whole number, 0 or more"),
-    "MAX_MEMBERS": (lambda v: _is_whole(v, 1), "a whole number, at least 1"),
-    "SHARDS": (
-        lambda v: _is_whole(v, 1) and v <= MAX_SHARDS,
-        f"a whole number from 1 to {MAX_SHARDS}",
-    ),
-    "PROXY_COUNT": (lambda v: _is_whole(v, 0), "a whole number, 0 or more"),
-    "TRUSTED_PROXIES": (_are_networks, "a list of networks such as '10.0.0.0/8'"),
-    "GUEST_ADDRESSES": (
-        lambda v: v in ("full", "truncated", "hashed"),
-        'one of "full", "truncated" or "hashed"',
-    ),
-    "FAILURE_BACKOFF": (lambda v: _is_number(v, 0), "a number of seconds, 0 or more"),
-    "AWAY_AFTER": (lambda v: _is_whole(v, 1), "a whole number of seconds, at least 1"),
-    "HEARTBEAT_SECONDS": (
-        lambda v: _is_whole(v, 2),
-        "a whole number of seconds, at least 2",
-    ),
-    "MAX_ROOMS": (lambda v: _is_whole(v, 1), "a whole number, at least 1"),
-    "ROOM_TOKEN_MAX_AGE": (
-        lambda v: _is_whole(v, 1),
-        "a whole number of seconds, at least 1",
-    ),
-    "SNAPSHOT_MAX_AGE": (lambda v: _is_number(v, 0), "a number of seconds, 0 or more"),
-    "ROOMS": (
-        lambda v: (
-            isinstance(v, dict)
-            and all(isinstance(k, str) and isinstance(x, str) for k, x in v.items())
-        ),
-        "a dict of URL names to room names",
-    ),
-    "LOCATIONS": (
-        lambda v: (
-            isinstance(v, dict)
-            and all(isinstance(k, str) and isinstance(x, str) for k, x in v.items())
-        ),
-        "a dict of URL names to location labels",
-    ),
-    "IS_HIDDEN": (
-        lambda v: v is None or _is_name(v),
-        "None or the dotted path of a function f(user) -> bool",
-    ),
-    "DETECT_BOTS": (lambda v: isinstance(v, bool), "True or False"),
-    "ALLOW_INVISIBLE": (lambda v: isinstance(v, bool), "True or False"),
-    "ANONYMOUS_CAN_VIEW": (lambda v: isinstance(v, bool), "True or False"),
-    "NAMES_VISIBLE_TO": (
-        lambda v: v in AUDIENCES,
-        'one of "everyone", "users", "staff" or "nobody"',
-    ),
-    "PUBLIC_HIDDEN_COUNT": (
-        lambda v: v in HIDDEN_COUNTS,
-        'one of "never", "in-total" or "separate"',
-    ),
-    "MIN_NAMES_LISTED": (lambda v: _is_whole(v, 0), "a whole number, 0 or more"),
-    "CONNECTION_FACTORY": (
-        lambda v: v is None or _is_name(v),
-        "None or the dotted path of a function returning a Redis client",
-    ),
-}
 
 
 def check_settings(**kwargs: Any) -> list[CheckMessage]:

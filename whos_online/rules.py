@@ -1,0 +1,116 @@
+"""What each setting must be: a rule and the words a system check
+(``whos_online.E007``) says it in. Pure functions, so the checks and the
+docs test read one table."""
+
+from __future__ import annotations
+
+import ipaddress
+from collections.abc import Callable
+from typing import Any
+
+from whos_online.conf import MAX_SHARDS
+
+AUDIENCES = ("everyone", "users", "staff", "nobody")
+HIDDEN_COUNTS = ("never", "in-total", "separate")
+
+
+def is_whole(value: object, minimum: int) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= minimum
+
+
+def is_number(value: object, minimum: float) -> bool:
+    return (
+        isinstance(value, (int, float))
+        and not isinstance(value, bool)
+        and value >= minimum
+    )
+
+
+def is_name(value: object) -> bool:
+    return isinstance(value, str) and bool(value)
+
+
+def is_prefix(value: object) -> bool:
+    return is_name(value) and not set("{}") & set(str(value))
+
+
+def are_networks(value: object) -> bool:
+    if not isinstance(value, (list, tuple)):
+        return False
+    try:
+        for spec in value:
+            ipaddress.ip_network(spec, strict=False)
+    except (TypeError, ValueError):
+        return False
+    return True
+
+
+# Setting name (after WHOS_ONLINE_) -> (whether a value is valid, what it must be).
+SETTING_RULES: dict[str, tuple[Callable[[Any], bool], str]] = {
+    "CACHE_ALIAS": (is_name, "a cache alias from CACHES"),
+    "KEY_PREFIX": (is_prefix, "a non-empty string without braces"),
+    "WINDOW": (lambda v: is_whole(v, 1), "a whole number of seconds, at least 1"),
+    "GUARD_SECONDS": (
+        lambda v: is_whole(v, 0),
+        "a whole number of seconds, 0 or more",
+    ),
+    "GUARD_COOKIE_NAME": (is_name, "a non-empty cookie name"),
+    "MAX_NAMES": (lambda v: is_whole(v, 0), "a whole number, 0 or more"),
+    "MAX_MEMBERS": (lambda v: is_whole(v, 1), "a whole number, at least 1"),
+    "SHARDS": (
+        lambda v: is_whole(v, 1) and v <= MAX_SHARDS,
+        f"a whole number from 1 to {MAX_SHARDS}",
+    ),
+    "PROXY_COUNT": (lambda v: is_whole(v, 0), "a whole number, 0 or more"),
+    "TRUSTED_PROXIES": (are_networks, "a list of networks such as '10.0.0.0/8'"),
+    "GUEST_ADDRESSES": (
+        lambda v: v in ("full", "truncated", "hashed"),
+        'one of "full", "truncated" or "hashed"',
+    ),
+    "FAILURE_BACKOFF": (lambda v: is_number(v, 0), "a number of seconds, 0 or more"),
+    "AWAY_AFTER": (lambda v: is_whole(v, 1), "a whole number of seconds, at least 1"),
+    "HEARTBEAT_SECONDS": (
+        lambda v: is_whole(v, 2),
+        "a whole number of seconds, at least 2",
+    ),
+    "MAX_ROOMS": (lambda v: is_whole(v, 1), "a whole number, at least 1"),
+    "ROOM_TOKEN_MAX_AGE": (
+        lambda v: is_whole(v, 1),
+        "a whole number of seconds, at least 1",
+    ),
+    "SNAPSHOT_MAX_AGE": (lambda v: is_number(v, 0), "a number of seconds, 0 or more"),
+    "ROOMS": (
+        lambda v: (
+            isinstance(v, dict)
+            and all(isinstance(k, str) and isinstance(x, str) for k, x in v.items())
+        ),
+        "a dict of URL names to room names",
+    ),
+    "LOCATIONS": (
+        lambda v: (
+            isinstance(v, dict)
+            and all(isinstance(k, str) and isinstance(x, str) for k, x in v.items())
+        ),
+        "a dict of URL names to location labels",
+    ),
+    "IS_HIDDEN": (
+        lambda v: v is None or is_name(v),
+        "None or the dotted path of a function f(user) -> bool",
+    ),
+    "DETECT_BOTS": (lambda v: isinstance(v, bool), "True or False"),
+    "ALLOW_INVISIBLE": (lambda v: isinstance(v, bool), "True or False"),
+    "ANONYMOUS_CAN_VIEW": (lambda v: isinstance(v, bool), "True or False"),
+    "NAMES_VISIBLE_TO": (
+        lambda v: v in AUDIENCES,
+        'one of "everyone", "users", "staff" or "nobody"',
+    ),
+    "PUBLIC_HIDDEN_COUNT": (
+        lambda v: v in HIDDEN_COUNTS,
+        'one of "never", "in-total" or "separate"',
+    ),
+    "MIN_NAMES_LISTED": (lambda v: is_whole(v, 0), "a whole number, 0 or more"),
+    "CONNECTION_FACTORY": (
+        lambda v: v is None or is_name(v),
+        "None or the dotted path of a function returning a Redis client",
+    ),
+}
