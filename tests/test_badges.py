@@ -6,9 +6,10 @@ from __future__ import annotations
 import re
 
 import pytest
+from asgiref.sync import async_to_sync
 from django.contrib.auth.models import User
 from django.template import engines
-from django.test import Client
+from django.test import AsyncClient, Client
 from django.utils import translation
 from pytest_django.fixtures import Settings as SettingsWrapper
 
@@ -42,6 +43,18 @@ def test_a_thread_with_twenty_badges_costs_one_round_trip(
     redis_commands.round_trips = 0
     browser.get("/thread-of-authors/")
     assert redis_commands.round_trips == 1
+
+
+@pytest.mark.usefixtures("warm_scripts", "authors")
+def test_a_thread_served_over_asgi_costs_one_round_trip_for_its_badges(
+    redis_commands: CommandCounter,
+) -> None:
+    browser = AsyncClient()
+    async_to_sync(browser.get)("/")  # recorded and guarded
+    redis_commands.round_trips = 0
+    html = async_to_sync(browser.get)("/thread-of-authors/").content.decode()
+    assert redis_commands.round_trips == 1
+    assert statuses(html) == ["online"] * 5 + ["offline"] * 15
 
 
 @pytest.mark.usefixtures("warm_scripts", "authors")
@@ -106,6 +119,17 @@ def two_names_listed(
     badges' snapshot too."""
     monkeypatch.setattr("whos_online.roster.BADGE_NAMES", 2)
     settings.WHOS_ONLINE_MAX_NAMES = 2
+
+
+def test_a_badge_made_outside_any_page_after_one_reads_redis_afresh(
+    browser: Client, authors: list[User]
+) -> None:
+    browser.get("/thread-of-authors/")
+    presence.record_user(authors[10].pk)
+    status = engines["django"].from_string(
+        "{% load whos_online %}{{ u|online_status }}"
+    )
+    assert status.render({"u": authors[10]}) == "online"
 
 
 @pytest.mark.usefixtures("warm_scripts", "two_names_listed")
