@@ -10,6 +10,8 @@ from pytest_django.fixtures import Settings as SettingsWrapper
 from redis import Redis
 
 from tests import presence
+from whos_online.conf import get_config
+from whos_online.store import get_store
 
 pytestmark = pytest.mark.django_db
 
@@ -93,6 +95,19 @@ def test_usernames_are_escaped_everywhere_they_are_shown(
         body = response.content.decode()
         assert escape(name) in body
         assert "<img" not in body
+
+
+def test_forged_guards_move_nothing_the_process_keeps_for_other_visitors(
+    browser: Client,
+) -> None:
+    browser.get("/")
+    browser.get("/")  # guarded: the process keeps its verdict on the guard
+    kept = dict(get_store().state.guards)
+    stranger = Client(REMOTE_ADDR="")  # no address: nothing to record, quick
+    for n in range(5000):
+        stranger.cookies[get_config().cookie_name] = f"{n}.g.1...{n:032x}"
+        stranger.get("/")
+    assert get_store().state.guards == kept
 
 
 def test_a_flood_of_distinct_guests_leaves_the_set_at_the_cap(

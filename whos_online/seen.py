@@ -2,7 +2,7 @@
 and the guard, and whether the guard spares the request a record.
 
 Every request reads them, guarded or not, so the verdict on each guard
-cookie is remembered by the process (see :func:`guard_of`); a
+cookie is remembered by the process (see :func:`judge`); a
 :class:`~whos_online.visitors.Visit` is made only when a record is due.
 """
 
@@ -106,10 +106,14 @@ def judge(
     to the client's address), as a verdict ``memo`` keeps with what it was
     reached for: the session key and, for a guest, the headers the address
     is read from. While those are the same, the verdict stands without a
-    MAC or an address parsed."""
+    MAC or an address parsed.
+
+    Only a guard we issued is kept: anyone can send cookies, and a stranger's
+    must not push out what the process keeps for the visitors it guards."""
     found = guard.read(config, raw, session_key, lambda: binding(request, config))
     sources = address_sources(request.META, config) if guard.is_guests(raw) else None
-    return memo.put(raw, Verdict(session_key, sources, found))
+    verdict = Verdict(session_key, sources, found)
+    return verdict if found is None else memo.put(raw, verdict)
 
 
 def same_sources(sources: object, meta: Mapping[str, object], config: Config) -> bool:
