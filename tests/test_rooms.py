@@ -18,6 +18,7 @@ from tests.conftest import CommandCounter
 from whos_online import checks
 from whos_online.conf import get_config
 from whos_online.rooms import room_from_token, room_token
+from whos_online.store import get_store
 
 pytestmark = pytest.mark.django_db
 
@@ -172,6 +173,16 @@ def test_pages_that_do_not_exist_record_no_room(
     topic = Group.objects.create(name="Rules")
     browser.get(f"/forum/{topic.pk}/")
     assert presence.rooms() == [f"topic:{topic.pk}"]  # the cap is still free
+
+
+def test_pages_that_do_not_exist_move_nothing_the_process_keeps(
+    browser: Client,
+) -> None:
+    browser.get("/thread/1/")  # a page in a room: the process keeps its room
+    kept = dict(get_store().state.page_rooms)
+    for pk in range(5000):
+        assert browser.get(f"/missing-thread/{pk}/").status_code == 404
+    assert get_store().state.page_rooms == kept
 
 
 def test_a_decorated_view_that_answers_404_records_no_room(browser: Client) -> None:

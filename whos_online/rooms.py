@@ -131,12 +131,14 @@ def record_page_rooms(
     2xx, unless their guard holds and says they were recorded in these very
     rooms lately; the guard then says so (a guarded page of the same rooms
     costs nothing). ``seen``: what the middleware read of the cookies."""
+    # Before anything is kept of the path: a page that does not exist costs
+    # nobody else anything.
+    if not 200 <= response.status_code < 300:
+        return
     room, mark = room_of_path(request, seen.store)
     if NAMED_ATTRIBUTE in request.__dict__:  # rooms named by the templates too
         mark = rooms_mark(rooms_of_page(request))
     elif room is None:
-        return
-    if not 200 <= response.status_code < 300:
         return
     if seen.spares and seen.guard is not None and seen.guard.rooms == mark:
         return
