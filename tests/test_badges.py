@@ -7,14 +7,16 @@ import re
 
 import pytest
 from asgiref.sync import async_to_sync
-from django.contrib.auth.models import User
+from django.contrib.auth.models import AnonymousUser, User
+from django.http import HttpRequest, HttpResponse
 from django.template import engines
-from django.test import AsyncClient, Client
+from django.test import AsyncClient, Client, RequestFactory
 from django.utils import translation
 from pytest_django.fixtures import Settings as SettingsWrapper
 
 from tests import presence
 from tests.conftest import Clock, CommandCounter
+from whos_online.middleware import WhosOnlineMiddleware
 
 pytestmark = pytest.mark.django_db
 
@@ -130,6 +132,25 @@ def test_a_badge_made_outside_any_page_after_one_reads_redis_afresh(
         "{% load whos_online %}{{ u|online_status }}"
     )
     assert status.render({"u": authors[10]}) == "online"
+
+
+def test_a_view_that_raises_through_the_middleware_leaves_no_page_behind(
+    rf: RequestFactory, alice: User
+) -> None:
+    status = engines["django"].from_string(
+        "{% load whos_online %}{{ u|online_status }}"
+    )
+
+    def broken(request: HttpRequest) -> HttpResponse:
+        status.render({"u": alice})  # offline, and kept for the page
+        raise RuntimeError
+
+    request = rf.get("/")
+    request.user = AnonymousUser()
+    with pytest.raises(RuntimeError):
+        WhosOnlineMiddleware(broken)(request)
+    presence.record_user(alice.pk)
+    assert status.render({"u": alice}) == "online"
 
 
 @pytest.mark.usefixtures("warm_scripts", "two_names_listed")

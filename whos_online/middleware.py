@@ -53,8 +53,10 @@ class WhosOnlineMiddleware:
         seen = Seen(request, get_store())
         visit = None if seen.spares else before_view(request, seen)
         outer, page.THREAD.request = page.THREAD.request, request
-        response: HttpResponseBase = self.get_response(request)  # type: ignore[assignment]
-        page.THREAD.request = outer
+        try:
+            response: HttpResponseBase = self.get_response(request)  # type: ignore[assignment]
+        finally:
+            page.THREAD.request = outer
         if (
             visit is not None
             and visit.stamp is not None
@@ -70,8 +72,10 @@ class WhosOnlineMiddleware:
         if not seen.spares:
             visit = await sync_to_async(before_view)(request, seen)
         token = page.TASK.set(request)
-        response: HttpResponseBase = await self.get_response(request)  # type: ignore[misc]
-        page.TASK.reset(token)
+        try:
+            response: HttpResponseBase = await self.get_response(request)  # type: ignore[misc]
+        finally:
+            page.TASK.reset(token)
         if (
             visit is not None
             and visit.stamp is not None
