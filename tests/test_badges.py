@@ -32,6 +32,12 @@ def authors(django_user_model: type[User]) -> list[User]:
     return users
 
 
+def status_of(user: User) -> str:
+    """``{{ user|online_status }}``, rendered wherever it is called."""
+    template = "{% load whos_online %}{{ u|online_status }}"
+    return engines["django"].from_string(template).render({"u": user})
+
+
 def statuses(html: str) -> list[str]:
     return re.findall(r"author\d\d=([^;]*);", html)
 
@@ -128,21 +134,15 @@ def test_a_badge_made_outside_any_page_after_one_reads_redis_afresh(
 ) -> None:
     browser.get("/thread-of-authors/")
     presence.record_user(authors[10].pk)
-    status = engines["django"].from_string(
-        "{% load whos_online %}{{ u|online_status }}"
-    )
-    assert status.render({"u": authors[10]}) == "online"
+    assert status_of(authors[10]) == "online"
 
 
 def test_a_view_that_raises_through_the_middleware_leaves_no_page_behind(
     rf: RequestFactory, alice: User
 ) -> None:
-    status = engines["django"].from_string(
-        "{% load whos_online %}{{ u|online_status }}"
-    )
 
     def broken(request: HttpRequest) -> HttpResponse:
-        status.render({"u": alice})  # offline, and kept for the page
+        status_of(alice)  # offline, and kept for the page
         raise RuntimeError
 
     request = rf.get("/")
@@ -150,7 +150,7 @@ def test_a_view_that_raises_through_the_middleware_leaves_no_page_behind(
     with pytest.raises(RuntimeError):
         WhosOnlineMiddleware(broken)(request)
     presence.record_user(alice.pk)
-    assert status.render({"u": alice}) == "online"
+    assert status_of(alice) == "online"
 
 
 @pytest.mark.usefixtures("warm_scripts", "two_names_listed")
