@@ -45,11 +45,10 @@ def record(
     member: str,
     *,
     device: str = "",
-    location: str = "",
     left_guest: str = "",
     last_recorded: float | None = None,
 ) -> Stamp | None:
-    sighting = Sighting(kind, member, device, location, left_guest, last_recorded)
+    sighting = Sighting(kind, member, device, left_guest, last_recorded)
     return get_store().record(sighting)
 
 

@@ -57,11 +57,7 @@ class WhosOnlineMiddleware:
             response: HttpResponseBase = self.get_response(request)  # type: ignore[assignment]
         finally:
             page.THREAD.request = outer
-        if (
-            visit is not None
-            and visit.stamp is not None
-            or session_changed(request, seen.session_key)
-        ):
+        if after_view_needed(request, response, seen, visit):
             after_view(visit_of(request, seen), response)
         record_page_rooms(request, response, seen)
         return response
@@ -76,11 +72,7 @@ class WhosOnlineMiddleware:
             response: HttpResponseBase = await self.get_response(request)  # type: ignore[misc]
         finally:
             page.TASK.reset(token)
-        if (
-            visit is not None
-            and visit.stamp is not None
-            or session_changed(request, seen.session_key)
-        ):
+        if after_view_needed(request, response, seen, visit):
             await sync_to_async(after_view)(visit_of(request, seen), response)
         if rooms_of_page(request):
             await sync_to_async(record_page_rooms)(request, response, seen)
@@ -102,7 +94,28 @@ def before_view(request: HttpRequest, seen: Seen) -> Visit:
     return visit
 
 
+def after_view_needed(
+    request: HttpRequest, response: HttpResponseBase, seen: Seen, visit: Visit | None
+) -> bool:
+    """Whether the view's answer leaves anything to record: a visitor just
+    recorded (their guard, their location), a new identity, or a user who
+    moved to a page with another location."""
+    return (
+        visit is not None
+        and visit.stamp is not None
+        or session_changed(request, seen.session_key)
+        or answered(response)
+        and seen.moved(request)
+    )
+
+
 def after_view(visit: Visit, response: HttpResponseBase) -> None:
     if visit.identity_changed:
         quietly(visit.record_new_identity, None)
     visit.issue_guard(response)
+    if answered(response):
+        visit.record_location(response)
+
+
+def answered(response: HttpResponseBase) -> bool:
+    return 200 <= response.status_code < 300

@@ -83,7 +83,6 @@ class Visit:
         self.config = store.config
         seen = seen or Seen(request, store)
         self.session_key, self.guard = seen.session_key, seen.guard
-        self.moved = seen.moved
         self.where = "" if seen.guard is None else seen.guard.where
         """The mark of the user's location as last written, as far as
         this browser knows."""
@@ -103,9 +102,7 @@ class Visit:
         """Whether the guard spares a record now (the clock may have been
         asked since the cookies were read)."""
         found = self.guard
-        return (
-            found is not None and not self.moved and found.holds(self.store.state.clock)
-        )
+        return found is not None and found.holds(self.store.state.clock)
 
     @functools.cached_property
     def address(self) -> str | None:
@@ -185,31 +182,41 @@ class Visit:
 
     def _record_as(self, visitor: Visitor, left_guest: str = "") -> None:
         device = self._device(visitor)
-        where = self._location() if visitor.user_pk else ""
         if left_guest:
             sighting = Sighting.login(
-                visitor.kind,
-                visitor.member,
-                device=device,
-                location=where,
-                left_guest=left_guest,
+                visitor.kind, visitor.member, device=device, left_guest=left_guest
             )
         else:
             sighting = Sighting.page_view(
                 visitor.kind,
                 visitor.member,
                 device=device,
-                location=where,
                 last_recorded=self._last_recorded(visitor),
                 was_hidden=self._was_hidden(),
             )
         self.stamp = self._recorded(sighting)
-        if self.stamp is not None and where:
-            self.where = mark_of(where)
         self._note_recorded(visitor)
 
-    def _location(self) -> str:
-        return locations.location_of(self.request, self.store.state.locations)
+    def record_location(self, response: HttpResponseBase) -> None:
+        """After a 2xx page view: keep where a user is, if the page has a
+        label and it is not what their guard says was last written. Only a
+        path that answered is ever kept, so no link to it can be planted.
+        One round trip; the guard then knows the new location."""
+        visitor = self.recorded or self.visitor
+        if visitor is None or visitor.user_pk is None:
+            return
+        where = locations.location_of(self.request, self.store.state.locations)
+        if not where or mark_of(where) == self.where and self.stamp is None:
+            return
+        store = self.store
+        kept = quietly(
+            lambda: store.set_location(visitor.member, where),
+            False,
+            store.breaker_of(visitor.member),
+        )
+        if kept:
+            self.where = mark_of(where)
+            self.note_rooms(self.rooms, response)
 
     def _last_recorded(self, visitor: Visitor) -> float | None:
         """When the visitor was last recorded, by Redis' clock, if their guard

@@ -18,8 +18,6 @@ class Sighting:
     device: str = ""
     """A keyed hash of the user's session (see ``Store.device_of``), so
     logging out elsewhere keeps them online."""
-    location: str = ""
-    """Where a user is ("label<TAB>path"); ``""`` leaves it as it was."""
     left_guest: str = ""
     """The guest (stored form) who just logged in as this user."""
     last_recorded: float | None = None
@@ -37,7 +35,6 @@ class Sighting:
         member: str,
         *,
         device: str = "",
-        location: str = "",
         last_recorded: float | None = None,
         was_hidden: bool = False,
     ) -> Sighting:
@@ -45,16 +42,15 @@ class Sighting:
             kind,
             member,
             device=device,
-            location=location,
             last_recorded=last_recorded,
             was_hidden=was_hidden,
         )
 
     @classmethod
     def login(
-        cls, kind: Kind, member: str, *, device: str, location: str, left_guest: str
+        cls, kind: Kind, member: str, *, device: str, left_guest: str
     ) -> Sighting:
-        return cls(kind, member, device, location, left_guest=left_guest)
+        return cls(kind, member, device, left_guest=left_guest)
 
     @classmethod
     def heartbeat(

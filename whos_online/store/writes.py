@@ -70,7 +70,6 @@ class Writes(StoreBase):
                 shard.key("hidden"),
                 shard.key("invisible"),
                 shard.key(f"devices:{member}"),
-                shard.key(f"where:{member}"),
             ]
         args: list[Arg] = [
             kind,
@@ -78,7 +77,6 @@ class Writes(StoreBase):
             config.window,
             config.max_members,
             sighting.device,
-            sighting.location,
             "1" if config.allow_invisible else "0",
         ]
         return Call("record", keys, args, shard)
@@ -142,8 +140,6 @@ class Writes(StoreBase):
                 devices = shard.key(f"devices:{member}")
                 pipe.zadd(devices, {sighting.device: now}, xx=True, gt=True, ch=True)
                 pipe.zremrangebyscore(devices, "-inf", f"({now - window}")
-            if sighting.location:
-                pipe.set(shard.key(f"where:{member}"), sighting.location, ex=window)
         if asks_tick:
             pipe.set(shard.key(f"tick:{minute}"), "1", nx=True, ex=120)
         return pipe
@@ -227,6 +223,11 @@ class Writes(StoreBase):
         ]
         now = scripts.run(self.client, "room", keys, args)
         return None if now is None else float(now)
+
+    def set_location(self, pk: str, location: str) -> bool:
+        """Keep where the user ``pk`` is ("label<TAB>path") for the window."""
+        key = self.shard_of(pk).key(f"where:{pk}")
+        return bool(self.client.set(key, location, ex=self.config.window))
 
     def log_out(self, pk: str, device: str) -> LoggedOut:
         """The user ``pk`` logged out on ``device``: take them off the lists,

@@ -19,15 +19,13 @@
 -- KEYS[7]  the invisible set: keys of users who chose to appear offline, and
 --          '' once it is loaded from the database
 -- KEYS[8]  the user's devices set (session hash -> last seen)
--- KEYS[9]  the user's location ("label<TAB>path")
 --
 -- ARGV[1]  the kind: users, hidden, guests or bots
 -- ARGV[2]  the member
 -- ARGV[3]  the window, in seconds
 -- ARGV[4]  the most members a set keeps
 -- ARGV[5]  the device to mark in KEYS[8], or ''
--- ARGV[6]  the location to keep in KEYS[9], or '' to leave it be
--- ARGV[7]  '1' if users may choose to be invisible (consult KEYS[7])
+-- ARGV[6]  '1' if users may choose to be invisible (consult KEYS[7])
 --
 -- A user of kind users is recorded as hidden when they chose to be, and also
 -- while KEYS[7] is missing (Redis lost it): privacy fails closed until the
@@ -57,7 +55,7 @@ if is_user then
   other = KEYS[6]
   if kind == 'hidden' then
     hidden = 1
-  elseif ARGV[7] == '1' then
+  elseif ARGV[6] == '1' then
     local mirror = redis.call('SMISMEMBER', KEYS[7], '', member)
     if mirror[1] == 0 then
       hidden, unloaded = 1, 1
@@ -119,18 +117,13 @@ if kind ~= 'bots' then
   end
 end
 
-if is_user and room then
-  if ARGV[5] ~= '' then
-    -- Devices not seen within the window leave, and a user keeps at most 5,
-    -- so memory and logging out stay bounded.
-    if redis.call('ZADD', KEYS[8], now, ARGV[5]) == 1 then
-      redis.call('ZREMRANGEBYRANK', KEYS[8], 0, -6)
-    end
-    redis.call('ZREMRANGEBYSCORE', KEYS[8], '-inf', '(' .. since)
-    redis.call('EXPIRE', KEYS[8], ARGV[3])
+if is_user and room and ARGV[5] ~= '' then
+  -- Devices not seen within the window leave, and a user keeps at most 5,
+  -- so memory and logging out stay bounded.
+  if redis.call('ZADD', KEYS[8], now, ARGV[5]) == 1 then
+    redis.call('ZREMRANGEBYRANK', KEYS[8], 0, -6)
   end
-  if ARGV[6] ~= '' then
-    redis.call('SET', KEYS[9], ARGV[6], 'EX', ARGV[3])
-  end
+  redis.call('ZREMRANGEBYSCORE', KEYS[8], '-inf', '(' .. since)
+  redis.call('EXPIRE', KEYS[8], ARGV[3])
 end
 return table.concat({now, generation, entered and 1 or 0, hidden, unloaded, tick}, ' ')
