@@ -26,15 +26,12 @@ def isolated_presence(settings: SettingsWrapper) -> Iterator[str]:
     """Give each test keys of its own and clean up after.
 
     A new prefix is a setting change, so the process state derived from
-    settings (breaker, guards, clock, throttle) starts afresh too. The
-    mirror of users who chose to appear offline starts loaded and empty, as
-    on a running site (tests of losing it delete it).
+    settings (breaker, guards, clock, throttle) starts afresh too.
     Only keys under this test's prefix (its shards' included) are deleted,
     so a real Redis shared with anything else is left as it was.
     """
     prefix = f"whos_online_test_{uuid.uuid4().hex[:12]}"
     settings.WHOS_ONLINE_KEY_PREFIX = prefix
-    presence.load_invisible([])  # as on a running site: nobody chose to hide
     yield prefix
     client: Redis = get_redis_connection("default")
     for name in client.scan_iter(match=f"{{{prefix}*", count=1000):

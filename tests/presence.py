@@ -102,12 +102,8 @@ def history() -> History:
     return get_store().history()
 
 
-def load_invisible(pks: Iterable[object]) -> int:
-    return get_store().load_invisible(pks)
-
-
-def set_invisible(pk: str, invisible: bool) -> bool:
-    return get_store().set_invisible(pk, invisible)
+def set_invisible(pk: str, invisible: bool) -> None:
+    get_store().set_invisible(pk, invisible)
 
 
 def sync_clock(shard: int | None = None) -> None:

@@ -20,7 +20,7 @@ from django.core.exceptions import ValidationError
 from django.http import HttpRequest
 from django.utils.translation import pgettext_lazy
 
-from whos_online import page, visibility
+from whos_online import page
 from whos_online.bots import is_known
 from whos_online.conf import conf
 from whos_online.failsafe import quietly
@@ -192,16 +192,8 @@ def online_roster(
 
 def reader_of(request: HttpRequest) -> Visitor | None:
     """The page's reader as the room will hold them: a user who chose to
-    appear offline is hidden there (one query, for a user's room page)."""
-    reader = visit_of(request).visitor
-    if (
-        reader is not None
-        and reader.kind == "users"
-        and conf.ALLOW_INVISIBLE
-        and visibility.is_invisible(getattr(request, "user", None))
-    ):
-        return replace(reader, kind="hidden")
-    return reader
+    appear offline is hidden there."""
+    return visit_of(request).visitor
 
 
 def with_reader(

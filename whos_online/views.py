@@ -32,11 +32,12 @@ from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.csrf import csrf_exempt, csrf_protect
 from django.views.decorators.http import require_GET, require_POST
 
-from whos_online import visibility
+from whos_online import guard, visibility
 from whos_online.conf import conf
 from whos_online.failsafe import quietly
 from whos_online.rooms import record_in_room, room_from_token
 from whos_online.roster import Roster, online_roster
+from whos_online.store import get_store
 from whos_online.visitors import visit_of
 
 # JSON that is safe inside a <script> element of an HTML page.
@@ -134,11 +135,14 @@ def set_visibility(request: HttpRequest) -> HttpResponseBase:
     if not visibility.set_invisible(request.user, choice == "1"):
         return json_response({"error": "The choice cannot be kept now."}, status=503)
     after = request.POST.get("next", "")
+    response: HttpResponse = HttpResponse(status=204)
     if url_has_allowed_host_and_scheme(
         after, allowed_hosts={request.get_host()}, require_https=request.is_secure()
     ):
-        return HttpResponseRedirect(after)
-    return HttpResponse(status=204)
+        response = HttpResponseRedirect(after)
+    # Their next page records them as they chose, whatever Redis took now.
+    guard.forget(get_store().config, response)
+    return response
 
 
 @csrf_exempt

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import functools
 import math
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any, Literal
 
 from django.http import HttpRequest, HttpResponseBase
@@ -126,7 +126,7 @@ class Visit:
     def _resolve(self) -> Visitor | None:
         user = getattr(self.request, "user", None)
         if user is not None and user.is_authenticated:
-            kind: Kind = "hidden" if is_hidden(user, self.config) else "users"
+            kind: Kind = "hidden" if self._hides(user) else "users"
             return Visitor(kind, str(user.pk))
         if self.config.detect_bots:
             user_agent = self.request.META.get("HTTP_USER_AGENT", "")
@@ -136,6 +136,14 @@ class Visit:
         if self.address is None:
             return None
         return Visitor("guests", self.guest_member(self.address), self.address)
+
+    def _hides(self, user: Any) -> bool:
+        """Whether the user is hidden: by the site's rule, or by their own
+        choice, read from the database (one query), whatever Redis holds."""
+        config = self.config
+        return is_hidden(user, config) or (
+            config.allow_invisible and visibility.is_invisible(user)
+        )
 
     def guest_member(self, address: str) -> str:
         config = self.config
@@ -192,7 +200,6 @@ class Visit:
                 visitor.member,
                 device=device,
                 last_recorded=self._last_recorded(visitor),
-                was_hidden=self._was_hidden(),
             )
         self.stamp = self._recorded(sighting)
         self._note_recorded(visitor)
@@ -227,10 +234,6 @@ class Visit:
             return None
         return found.expires - self.config.guard_seconds
 
-    def _was_hidden(self) -> bool:
-        """Whether the record the guard names put the user among the hidden."""
-        return self.guard is not None and self.guard.is_hidden
-
     def heartbeat(self, least_interval: float, fresh_for: float) -> Heartbeat:
         """The logged-in user's page is open: ``"refused"`` if they were
         recorded less than ``least_interval`` seconds ago, ``"fresh"`` if
@@ -254,34 +257,21 @@ class Visit:
             visitor.member,
             device=self._device(visitor),
             last_recorded=last,
-            was_hidden=self._was_hidden(),
         )
         self.stamp = self._recorded(sighting, failures=False)
         self._note_recorded(visitor)
         return "recorded"
 
     def _recorded(self, sighting: Sighting, *, failures: bool = True) -> Stamp | None:
-        """One round trip; a second, and a query, only when Redis has lost
-        the mirror of who chose to appear offline (meanwhile the user was
-        recorded as hidden: privacy fails closed). A Redis failure gives
-        ``None`` (``failures``) or is raised."""
+        """One round trip; a Redis failure gives ``None`` (``failures``) or
+        is raised."""
         store = self.store
-
-        def record() -> Stamp | None:
+        if not failures:
             return store.record(sighting)
-
         breaker = store.breaker_of(sighting.member)
-        stamp = quietly(record, None, breaker) if failures else record()
-        # The mirror cannot be loaded when the database cannot be read: the
-        # user stays recorded as hidden.
-        if stamp is not None and stamp.unloaded and visibility.load_mirror():
-            stamp = quietly(record, None, breaker) if failures else record()
-        return stamp
+        return quietly(lambda: store.record(sighting), None, breaker)
 
     def _note_recorded(self, visitor: Visitor) -> None:
-        stamp = self.stamp
-        if stamp is not None and stamp.invisible:
-            visitor = replace(visitor, kind="hidden")
         self.recorded = visitor
         self._announce_arrival()
 

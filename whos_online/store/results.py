@@ -24,9 +24,6 @@ class Sighting:
     """When this member was last recorded, by Redis' clock, as the caller
     knows it (a guard names it): a renewal it vouches for costs plain
     commands instead of the record script."""
-    was_hidden: bool = False
-    """Whether that record put a user among the hidden: the set a renewal
-    renews."""
 
     @classmethod
     def page_view(
@@ -36,15 +33,8 @@ class Sighting:
         *,
         device: str = "",
         last_recorded: float | None = None,
-        was_hidden: bool = False,
     ) -> Sighting:
-        return cls(
-            kind,
-            member,
-            device=device,
-            last_recorded=last_recorded,
-            was_hidden=was_hidden,
-        )
+        return cls(kind, member, device=device, last_recorded=last_recorded)
 
     @classmethod
     def login(
@@ -60,30 +50,19 @@ class Sighting:
         *,
         device: str,
         last_recorded: float | None,
-        was_hidden: bool = False,
     ) -> Sighting:
-        return cls(
-            kind,
-            member,
-            device=device,
-            last_recorded=last_recorded,
-            was_hidden=was_hidden,
-        )
+        return cls(kind, member, device=device, last_recorded=last_recorded)
 
 
 @dataclass(frozen=True)
 class Stamp:
     """What a record tells: Redis' time, the label of the data generation a
-    guard may vouch for, whether the member entered the window (was not
-    online before), whether a user was recorded as hidden (they chose to
-    appear offline, or Redis has lost the mirror of those choices), and
-    whether that mirror was missing (the caller loads it)."""
+    guard may vouch for, and whether the member entered the window (was not
+    online before)."""
 
     now: float
     generation: str
     entered: bool
-    invisible: bool = False
-    unloaded: bool = False
 
 
 @dataclass(frozen=True)

@@ -16,32 +16,29 @@
 --          anew leaves
 -- For users (the kinds users and hidden), also:
 -- KEYS[6]  the hidden set; a user is in at most one of KEYS[1] and KEYS[6]
--- KEYS[7]  the invisible set: keys of users who chose to appear offline, and
---          '' once it is loaded from the database
--- KEYS[8]  the user's devices set (session hash -> last seen)
+-- KEYS[7]  the user's devices set (session hash -> last seen)
 --
 -- ARGV[1]  the kind: users, hidden, guests or bots
 -- ARGV[2]  the member
 -- ARGV[3]  the window, in seconds
 -- ARGV[4]  the most members a set keeps
--- ARGV[5]  the device to mark in KEYS[8], or ''
--- ARGV[6]  '1' if users may choose to be invisible (consult KEYS[7])
+-- ARGV[5]  the device to mark in KEYS[7], or ''
 --
--- A user of kind users is recorded as hidden when they chose to be, and also
--- while KEYS[7] is missing (Redis lost it): privacy fails closed until the
--- caller loads the mirror and records again. A member new to a set that is
+-- The caller says whether a user is hidden (the kind hidden): the database
+-- keeps their choice, Redis no copy of it. A member new to a set that is
 -- at its cap takes the place of a member who left the window, never of one
 -- online: when there is none, it is only counted in KEYS[4].
 --
 -- A renewal the caller can vouch for is cheaper in plain commands (see
 -- Writes._renewed): what it does must stay what this script does for a
--- member already online.
+-- member already online (tests/test_renewal.py runs both on the same cases).
 --
--- Returns, as one string of words (one reply, not six, for the caller to
+-- Returns, as one string of words (one reply, not five, for the caller to
 -- read), now as "seconds.micros", the generation, entered (1 if the member
--- was not online before), hidden (1 if recorded in KEYS[6]), unloaded (1 if
--- KEYS[7] is missing) and tick (1 if this is the shard's first record of the
--- minute: the caller runs tick.lua).
+-- was not online before), moved (1 if a user left the other of KEYS[1] and
+-- KEYS[6]: their choice changed, and the caller moves them in their rooms)
+-- and tick (1 if this is the shard's first record of the minute: the caller
+-- runs tick.lua).
 
 local t = redis.call('TIME')
 local micros = string.format('%06d', tonumber(t[2]))
@@ -50,22 +47,11 @@ local since = (tonumber(t[1]) - tonumber(ARGV[3])) .. '.' .. micros
 local kind, member = ARGV[1], ARGV[2]
 local is_user = kind == 'users' or kind == 'hidden'
 
-local target, other, hidden, unloaded = KEYS[1], nil, 0, 0
-if is_user then
+local target, other = KEYS[1], nil
+if kind == 'users' then
   other = KEYS[6]
-  if kind == 'hidden' then
-    hidden = 1
-  elseif ARGV[6] == '1' then
-    local mirror = redis.call('SMISMEMBER', KEYS[7], '', member)
-    if mirror[1] == 0 then
-      hidden, unloaded = 1, 1
-    elseif mirror[2] == 1 then
-      hidden = 1
-    end
-  end
-  if hidden == 1 then
-    target, other = KEYS[6], KEYS[1]
-  end
+elseif kind == 'hidden' then
+  target, other = KEYS[6], KEYS[1]
 end
 
 local last = redis.call('ZSCORE', target, member)
@@ -90,9 +76,10 @@ if not last then
 end
 local entered = room and (not last or tonumber(last) < tonumber(since))
 
+local moved = 0
 if room then
   if other then
-    redis.call('ZREM', other, member)
+    moved = redis.call('ZREM', other, member)
   end
   redis.call('ZADD', target, now, member)
   redis.call('EXPIRE', target, ARGV[3])
@@ -120,10 +107,10 @@ end
 if is_user and room and ARGV[5] ~= '' then
   -- Devices not seen within the window leave, and a user keeps at most 5,
   -- so memory and logging out stay bounded.
-  if redis.call('ZADD', KEYS[8], now, ARGV[5]) == 1 then
-    redis.call('ZREMRANGEBYRANK', KEYS[8], 0, -6)
+  if redis.call('ZADD', KEYS[7], now, ARGV[5]) == 1 then
+    redis.call('ZREMRANGEBYRANK', KEYS[7], 0, -6)
   end
-  redis.call('ZREMRANGEBYSCORE', KEYS[8], '-inf', '(' .. since)
-  redis.call('EXPIRE', KEYS[8], ARGV[3])
+  redis.call('ZREMRANGEBYSCORE', KEYS[7], '-inf', '(' .. since)
+  redis.call('EXPIRE', KEYS[7], ARGV[3])
 end
-return table.concat({now, generation, entered and 1 or 0, hidden, unloaded, tick}, ' ')
+return table.concat({now, generation, entered and 1 or 0, moved, tick}, ' ')
