@@ -9,6 +9,7 @@ from asgiref.sync import iscoroutinefunction, markcoroutinefunction, sync_to_asy
 from django.apps import apps
 from django.core.exceptions import ImproperlyConfigured
 from django.http import HttpRequest, HttpResponseBase
+from django.utils.cache import patch_cache_control, patch_vary_headers
 
 from whos_online import page
 from whos_online.failsafe import quietly
@@ -60,6 +61,7 @@ class WhosOnlineMiddleware:
         if after_view_needed(request, response, seen, visit):
             after_view(visit_of(request, seen), response)
         record_page_rooms(request, response, seen)
+        keep_private(request, response)
         return response
 
     async def __acall__(self, request: HttpRequest) -> HttpResponseBase:
@@ -76,6 +78,7 @@ class WhosOnlineMiddleware:
             await sync_to_async(after_view)(visit_of(request, seen), response)
         if rooms_of_page(request):
             await sync_to_async(record_page_rooms)(request, response, seen)
+        keep_private(request, response)
         return response
 
 
@@ -115,6 +118,16 @@ def after_view(visit: Visit, response: HttpResponseBase) -> None:
     visit.issue_guard(response)
     if answered(response):
         visit.record_location(response)
+
+
+def keep_private(request: HttpRequest, response: HttpResponseBase) -> None:
+    """A page that showed anything made for its viewer alone (a staff
+    member's hidden users, names only logged-in users may see) is no page
+    for a shared cache to keep."""
+    made = page.made_for(request)
+    if made is not None and made.personal:
+        patch_vary_headers(response, ["Cookie"])
+        patch_cache_control(response, private=True)
 
 
 def answered(response: HttpResponseBase) -> bool:

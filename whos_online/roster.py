@@ -2,18 +2,20 @@
 may see whom.
 
 A thin layer over :mod:`whos_online.store` for the tags, the endpoints,
-the staff page and :mod:`whos_online.api`. Hidden users are listed, and
-their status shown, only to active staff; guest addresses and bot names we
-did not choose never leave through the public roster.
+the staff page and :mod:`whos_online.api`: every name, status, last-seen
+time and count it gives goes through the viewer's
+:class:`~whos_online.gate.Gate`; guest addresses and bot names we did not
+choose never leave through the public roster.
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
-from typing import Any, Literal
+from typing import Any
 
 from django.contrib.auth import get_user_model
 from django.core.exceptions import ValidationError
@@ -24,17 +26,15 @@ from whos_online import page
 from whos_online.bots import is_known
 from whos_online.conf import conf
 from whos_online.failsafe import quietly
+from whos_online.gate import Gate, Status
 from whos_online.locations import Location, parse
 from whos_online.rooms import rooms_of_page
-from whos_online.store import Counts, LastSeen, Snapshot, Today, get_store
-from whos_online.visitors import Visit, Visitor, visit_of
-
-Status = Literal["online", "away", "offline"]
+from whos_online.store import Counts, Snapshot, Today, get_store
+from whos_online.visitors import Visitor, visit_made, visit_of
 
 # The most users a page's badges are read from in one snapshot; past it, a
 # badge of a user not among the most recent costs a round trip of its own.
 BADGE_NAMES = 1000
-BADGES_ATTRIBUTE = "whos_online_badges"
 
 
 @dataclass(frozen=True)
@@ -89,6 +89,9 @@ class Roster(Windowed):
     counts: Counts = field(default_factory=Counts)
     record: tuple[int, datetime] | None = None
     shows_hidden: bool = False
+    shows_hidden_count: bool = False
+    """Whether the number of hidden users is told to this viewer; when it is
+    not, ``counts.hidden`` is 0 and means nothing."""
     today: Today = field(default_factory=Today)
     """The site's figures for today (zero for a room)."""
     shows_names: bool = True
@@ -109,6 +112,7 @@ STATUS_LABELS = {
     "online": pgettext_lazy("a user's presence status", "online"),
     "away": pgettext_lazy("a user's presence status", "away"),
     "offline": pgettext_lazy("a user's presence status", "offline"),
+    "unknown": pgettext_lazy("a user's presence status", "not shown"),
 }
 
 
@@ -116,7 +120,8 @@ STATUS_LABELS = {
 class UserPresence:
     user: Any
     status: Status
-    """``online``, ``away`` or ``offline``: a code for CSS classes and tests."""
+    """``online``, ``away``, ``offline``, or ``unknown`` where the viewer
+    may not learn it: a code for CSS classes and tests."""
     last_seen: datetime | None
 
     @property
@@ -125,19 +130,10 @@ class UserPresence:
         return str(STATUS_LABELS[self.status])
 
 
-def is_active_staff(user: Any) -> bool:
-    """Who may see hidden users and the staff page."""
-    return bool(getattr(user, "is_staff", False) and user.is_active)
-
-
-def may_see_names(viewer: Any) -> bool:
-    """Whether ``WHOS_ONLINE_NAMES_VISIBLE_TO`` lets ``viewer`` see names."""
-    audience = conf.NAMES_VISIBLE_TO
-    if audience == "everyone":
-        return True
-    if audience == "users":
-        return bool(getattr(viewer, "is_authenticated", False))
-    return audience == "staff" and is_active_staff(viewer)
+def gate_of(viewer: Any, request: HttpRequest | None) -> Gate:
+    """The gate an output asks: the page's, noted as used, when there is a
+    request; else one for ``viewer``."""
+    return Gate(viewer) if request is None else page.of(request).gate_used()
 
 
 def online_roster(
@@ -147,46 +143,49 @@ def online_roster(
     viewer: Any = None,
     request: HttpRequest | None = None,
 ) -> Roster:
-    """Who is online now: one Redis round trip and at most one query.
+    """Who is online now, as the gate lets the viewer see it: one Redis
+    round trip and at most two queries (the users' choices, the users).
 
     Given the ``request``, every roster of the page shares one snapshot: the
     widget and any number of ``{% online_count %}`` cost one round trip.
     """
     limit = conf.MAX_NAMES if limit is None else max(limit, 0)
-    shows_hidden = is_active_staff(viewer)
+    gate = gate_of(viewer, request)
+    shows_hidden = gate.shows_hidden
     snapshot = quietly(lambda: snapshot_for(limit, room, shows_hidden, request), None)
     if snapshot is None:
         return Roster(window=conf.WINDOW, room=room)
     if room is not None and request is not None and room in rooms_of_page(request):
         snapshot = with_reader(snapshot, reader_of(request), shows_hidden)
-    visible = snapshot.counts.users + (snapshot.counts.hidden if shows_hidden else 0)
-    counts = snapshot.counts if shows_hidden else public_counts(snapshot.counts)
-    if not may_see_names(viewer) or visible < conf.MIN_NAMES_LISTED:
-        return Roster(
-            window=snapshot.window,
-            available=True,
-            room=room,
-            counts=counts,
-            record=as_record(snapshot.record),
-            today=snapshot.today,
-            shows_hidden=shows_hidden,
-            shows_names=False,
-        )
+    chosen = gate.chosen_hidden(member for member, _ in snapshot.users)
+    visible = snapshot.counts.users - len(chosen)
+    nameable = visible + (snapshot.counts.hidden + len(chosen) if shows_hidden else 0)
+    figures: dict[str, Any] = {
+        "window": snapshot.window,
+        "available": True,
+        "room": room,
+        "counts": gate.counts(snapshot.counts, len(chosen)),
+        "record": as_record(snapshot.record),
+        "today": snapshot.today,
+        "shows_hidden": shows_hidden,
+        "shows_hidden_count": gate.shows_hidden_count,
+    }
+    if not gate.shows_names(nameable):
+        return Roster(**figures, shows_names=False)
+    visible_pairs = [pair for pair in snapshot.users if pair[0] not in chosen]
+    hidden_pairs = [*snapshot.hidden, *(p for p in snapshot.users if p[0] in chosen)]
     known = [
         Seen(name, as_datetime(seen)) for name, seen in snapshot.bots if is_known(name)
     ]
+    listed = users_in_order(
+        visible_pairs, hidden_pairs if shows_hidden else (), snapshot.where
+    )
     return Roster(
-        window=snapshot.window,
-        available=True,
-        room=room,
-        users=users_in_order(snapshot.users, snapshot.hidden, snapshot.where)[:limit],
+        **figures,
+        users=listed[:limit],
         bots=known,
         other_bots=max(snapshot.counts.bots - len(known), 0),
-        counts=counts,
-        record=as_record(snapshot.record),
-        today=snapshot.today,
-        shows_hidden=shows_hidden,
-        nameable=visible,
+        nameable=nameable,
     )
 
 
@@ -215,18 +214,6 @@ def with_reader(
     return replace(snapshot, counts=counts, **lists)
 
 
-def public_counts(counts: Counts) -> Counts:
-    """The counts as everyone but staff sees them
-    (``WHOS_ONLINE_PUBLIC_HIDDEN_COUNT``): by default hidden users are not
-    counted at all, so being hidden looks exactly like being offline."""
-    shown = conf.PUBLIC_HIDDEN_COUNT
-    if shown == "separate":
-        return counts
-    if shown == "in-total":
-        return replace(counts, users=counts.users + counts.hidden, hidden=0)
-    return replace(counts, hidden=0)
-
-
 def snapshot_for(
     limit: int, room: str | None, shows_hidden: bool, request: HttpRequest | None
 ) -> Snapshot:
@@ -235,19 +222,19 @@ def snapshot_for(
     ``WHOS_ONLINE_SNAPSHOT_MAX_AGE`` (unless the visitor just arrived, who
     must see themselves), else a new one."""
     key = (room, shows_hidden)
-    visit = None if request is None else visit_of(request)
-    taken = None if visit is None else visit.snapshots.get(key)
+    taken = None if request is None else page.of(request).snapshots.get(key)
     if taken is None or taken[0] < limit:
-        taken = _shared_or_new(key, max(limit, conf.MAX_NAMES), visit)
-        if visit is not None:
-            visit.snapshots[key] = taken
+        taken = _shared_or_new(key, max(limit, conf.MAX_NAMES), request)
+        if request is not None:
+            page.of(request).snapshots[key] = taken
     return taken[1]
 
 
 def _shared_or_new(
-    key: tuple[str | None, bool], limit: int, visit: Visit | None
+    key: tuple[str | None, bool], limit: int, request: HttpRequest | None
 ) -> tuple[int, Snapshot]:
     store = get_store()
+    visit = None if request is None else visit_made(request)
     arrived = visit is not None and visit.stamp is not None and visit.stamp.entered
     shared = store.state.snapshots.get(key)
     if (
@@ -305,15 +292,46 @@ def users_in_order(
     ]
 
 
-def presence_of(users: Iterable[Any], *, viewer: Any = None) -> list[UserPresence]:
-    """Status and last-seen time of each user, in one Redis round trip (per
-    thousand users); ``offline`` for everyone if Redis cannot be read."""
+def presence_of(
+    users: Iterable[Any], *, viewer: Any = None, request: HttpRequest | None = None
+) -> list[UserPresence]:
+    """Status and last-seen time of each user as the gate lets the viewer
+    learn them, in one Redis round trip (per thousand users) and one query;
+    ``offline`` for everyone if Redis cannot be read."""
     users = list(users)
+    gate = gate_of(viewer, request)
     found = quietly(lambda: get_store().last_seen_many(u.pk for u in users), None)
     if found is None:
         return [UserPresence(user, "offline", None) for user in users]
-    shows_hidden = is_active_staff(viewer)
-    return [_presence(user, found, shows_hidden) for user in users]
+    chosen = gate.chosen_hidden(pk for pk in found.seen if pk not in found.hidden)
+    hidden = found.hidden | chosen
+    visible = _visible_users(len(chosen))
+    return [
+        _presence(user, found.seen.get(str(user.pk)), hidden, found.now, gate, visible)
+        for user in users
+    ]
+
+
+def _visible_users(newly_hidden: int) -> int:
+    """How many users online are visible, asked only when the site lists
+    names from a least number on (one round trip more)."""
+    if conf.MIN_NAMES_LISTED <= 0:
+        return 0
+    counts = quietly(lambda: get_store().snapshot(0).counts, None)
+    return 0 if counts is None else counts.users - newly_hidden
+
+
+def _presence(
+    user: Any,
+    seen: float | None,
+    hidden: AbstractSet[str],
+    now: float,
+    gate: Gate,
+    visible_users: int,
+) -> UserPresence:
+    is_hidden = str(user.pk) in hidden
+    status, last = gate.status(seen, is_hidden, now, visible_users)
+    return UserPresence(user, status, None if last is None else as_datetime(last))
 
 
 def badge_of(user: Any) -> UserPresence:
@@ -322,39 +340,41 @@ def badge_of(user: Any) -> UserPresence:
 
     On a page made through the middleware, every badge is read from the
     page's one snapshot of the users online (shared with the widget), so a
-    thread of twenty posts costs one round trip for all its badges; a user
-    not online within the window is ``offline`` with no ``last_seen``.
-    Elsewhere (an email, a command), one round trip per user.
+    thread of twenty posts costs one round trip for all its badges, and one
+    query for the choices of the users listed; a user not online within the
+    window is ``offline`` with no ``last_seen``. Elsewhere (an email, a
+    command), one round trip per user, as for a visitor not logged in.
     """
-    request = page.current()
-    if request is None:
+    made = page.current()
+    if made is None:
         return presence_of([user])[0]
-    badges: dict[str, UserPresence] = request.__dict__.setdefault(BADGES_ATTRIBUTE, {})
     member = str(user.pk)
-    badge = badges.get(member)
+    badge = made.badges.get(member)
     if badge is None:
-        badge = badges[member] = _badge_from_page(user, request)
+        badge = made.badges[member] = _badge_from_page(user, made)
     return badge
 
 
-def _badge_from_page(user: Any, request: HttpRequest) -> UserPresence:
-    snapshot = quietly(lambda: _page_snapshot(request), None)
+def _badge_from_page(user: Any, made: page.Page) -> UserPresence:
+    gate = made.gate_used()
+    snapshot = quietly(lambda: _page_snapshot(made.request), None)
     if snapshot is None:
         return UserPresence(user, "offline", None)
+    if made.chosen_hidden is None:
+        made.chosen_hidden = gate.chosen_hidden(m for m, _ in snapshot.users)
+    chosen = made.chosen_hidden
     seen = dict(snapshot.users).get(str(user.pk))
     if seen is None and not _lists_everyone(snapshot):
-        return presence_of([user])[0]
-    return UserPresence(
-        user,
-        status_for(seen, snapshot.now),
-        None if seen is None else as_datetime(seen),
-    )
+        return presence_of([user], request=made.request)[0]
+    visible = snapshot.counts.users - len(chosen)
+    # A badge shows every hidden user as offline, to staff too.
+    return _presence(user, seen, chosen, snapshot.now, Gate(None), visible)
 
 
 def _page_snapshot(request: HttpRequest) -> Snapshot:
     """The page's site-wide snapshot if it lists every user online, else one
     listing up to ``BADGE_NAMES``."""
-    taken = visit_of(request).snapshots.get((None, False))
+    taken = page.of(request).snapshots.get((None, False))
     if taken is not None and _lists_everyone(taken[1]):
         return taken[1]
     return snapshot_for(BADGE_NAMES, None, False, request)
@@ -363,28 +383,6 @@ def _page_snapshot(request: HttpRequest) -> Snapshot:
 def _lists_everyone(snapshot: Snapshot) -> bool:
     counts = snapshot.counts
     return "users" not in counts.estimated and len(snapshot.users) >= counts.users
-
-
-def _presence(user: Any, found: LastSeen, shows_hidden: bool) -> UserPresence:
-    member = str(user.pk)
-    seen = found.seen.get(member)
-    if member in found.hidden and not shows_hidden:
-        seen = None
-    return UserPresence(
-        user, status_for(seen, found.now), None if seen is None else as_datetime(seen)
-    )
-
-
-def status_for(last_seen: float | None, now: float) -> Status:
-    """``online`` within ``AWAY_AFTER`` seconds, ``away`` within the window."""
-    if last_seen is None:
-        return "offline"
-    ago = now - last_seen
-    if ago < conf.AWAY_AFTER:
-        return "online"
-    if ago < conf.WINDOW:
-        return "away"
-    return "offline"
 
 
 def as_datetime(timestamp: float) -> datetime:

@@ -205,7 +205,8 @@ def roster_data(roster: Roster) -> dict[str, Any]:
         "counts": {
             "people": roster.counts.people,
             "users": roster.counts.users,
-            "hidden": roster.counts.hidden,
+            # Withheld is not none: null, never a 0 that could be believed.
+            "hidden": roster.counts.hidden if roster.shows_hidden_count else None,
             "guests": roster.counts.guests,
             "bots": roster.counts.bots,
             "total": roster.counts.total,

@@ -19,6 +19,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from django.contrib.auth import get_user_model
+from django.core.exceptions import ValidationError
 from django.db import DatabaseError, transaction
 
 from whos_online.failsafe import quietly
@@ -39,7 +41,7 @@ def invisible_among(pks: Iterable[object]) -> set[str]:
     query); all of them when the database cannot say."""
     from whos_online.models import Visibility
 
-    wanted = [str(pk) for pk in pks]
+    wanted = primary_keys(pks)
     try:
         # A savepoint, so a failure leaves the page's own transaction usable.
         with transaction.atomic():
@@ -48,6 +50,20 @@ def invisible_among(pks: Iterable[object]) -> set[str]:
     except DatabaseError as exc:
         _unreadable(exc)
         return set(wanted)
+
+
+def primary_keys(members: Iterable[object]) -> list[str]:
+    """The members that are primary keys of the user model, as strings."""
+    field = get_user_model()._meta.pk
+    assert field is not None
+    found = []
+    for member in members:
+        try:
+            field.to_python(member)
+        except ValidationError:
+            continue
+        found.append(str(member))
+    return found
 
 
 def set_invisible(user: Any, invisible: bool) -> bool:

@@ -25,7 +25,7 @@ from whos_online.conf import Config
 from whos_online.failsafe import quietly
 from whos_online.privacy import daily_key, stored_address
 from whos_online.seen import Seen, binding, mark_of, session_changed
-from whos_online.store import Kind, Sighting, Snapshot, Stamp, Store, get_store
+from whos_online.store import Kind, Sighting, Stamp, Store, get_store
 
 # What a heartbeat did: see Visit.heartbeat.
 Heartbeat = Literal["refused", "fresh", "recorded"]
@@ -91,11 +91,6 @@ class Visit:
         this browser knows."""
         self._visitor = UNRESOLVED
         setattr(request, REQUEST_ATTRIBUTE, self)
-
-    @functools.cached_property
-    def snapshots(self) -> dict[tuple[str | None, bool], tuple[int, Snapshot]]:
-        """The page's snapshots: (room, with hidden users) -> (names, snapshot)."""
-        return {}
 
     @property
     def is_guarded(self) -> bool:
@@ -336,6 +331,12 @@ class Visit:
             generation=generation,
             secure=self.request.is_secure(),
         )
+
+
+def visit_made(request: HttpRequest) -> Visit | None:
+    """The request's visit, if one was made."""
+    found = getattr(request, REQUEST_ATTRIBUTE, None)
+    return found if isinstance(found, Visit) else None
 
 
 def visit_of(request: HttpRequest, seen: Seen | None = None) -> Visit:

@@ -148,7 +148,11 @@ def page_room(context: Context) -> str | None:
 @register.simple_tag(takes_context=True)
 def presence_list(context: Context, users: Any) -> list[UserPresence]:
     """``{% presence_list members as rows %}``: each user's ``status``
-    (online, away, offline) and ``last_seen``, in one round trip for all."""
+    (online, away, offline, or unknown where the viewer may not learn it)
+    and ``last_seen``, in one round trip for all."""
+    request = context.get("request")
+    if isinstance(request, HttpRequest):
+        return presence_of(users, request=request)
     return presence_of(users, viewer=_viewer(context))
 
 
@@ -159,6 +163,8 @@ def online_badge(user: Any) -> SafeString:
     screen readers and as its tooltip; all the badges of a page cost one
     round trip together."""
     status = badge_of(user).status
+    if status == "unknown":  # this viewer may not learn it: no badge at all
+        return SafeString("")
     label = STATUS_LABELS[status]
     return format_html(
         '<span class="whos-online-badge whos-online-badge-{}" title="{}">'
@@ -171,8 +177,9 @@ def online_badge(user: Any) -> SafeString:
 
 @register.filter
 def online_status(user: Any) -> str:
-    """``{{ user|online_status }}``: ``online``, ``away`` or ``offline``; all
-    the badges of a page cost one round trip together."""
+    """``{{ user|online_status }}``: ``online``, ``away`` or ``offline``, or
+    ``unknown`` where the viewer may not learn it; all the badges of a page
+    cost one round trip together."""
     return badge_of(user).status
 
 

@@ -1,0 +1,123 @@
+"""The one gate: what a viewer may learn about each user online.
+
+Every output (the widget, the JSON and fragment endpoints, the public page,
+room boxes, badges and status filters, ``presence_list``, the Python API)
+asks a :class:`Gate` made for its viewer, and applies no visibility rule of
+its own. The gate applies, in this order:
+
+- **hidden users**: a user who chose to appear offline (read from the
+  database, which wins over anything Redis holds, and taken as chosen when
+  the database cannot say), whom ``WHOS_ONLINE_IS_HIDDEN`` hides, or whom
+  Redis holds among the hidden, is shown to active staff only, marked
+  hidden; to everyone else they look exactly like a user who is offline,
+  and count as ``WHOS_ONLINE_PUBLIC_HIDDEN_COUNT`` says;
+- **the audience**: ``WHOS_ONLINE_NAMES_VISIBLE_TO`` says who may learn who
+  is online; to the others no name is listed and no status is known;
+- **the minimum**: below ``WHOS_ONLINE_MIN_NAMES_LISTED`` visible users
+  online, no name is listed and no status is known, so a handful of people
+  cannot be singled out.
+
+A response that Django's cache may keep for others is made for nobody in
+particular: its gate is an anonymous viewer's (see :mod:`whos_online.page`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import replace
+from typing import Any, Literal
+
+from whos_online import visibility
+from whos_online.conf import conf
+from whos_online.store import Counts
+
+Status = Literal["online", "away", "offline", "unknown"]
+
+
+def is_active_staff(user: Any) -> bool:
+    """Who may see hidden users and the staff page."""
+    return bool(getattr(user, "is_staff", False) and getattr(user, "is_active", False))
+
+
+def in_audience(viewer: Any) -> bool:
+    """Whether ``WHOS_ONLINE_NAMES_VISIBLE_TO`` lets ``viewer`` learn who is
+    online."""
+    audience = conf.NAMES_VISIBLE_TO
+    if audience == "everyone":
+        return True
+    if audience == "users":
+        return bool(getattr(viewer, "is_authenticated", False))
+    return audience == "staff" and is_active_staff(viewer)
+
+
+class Gate:
+    """What ``viewer`` (a user, an anonymous user or ``None``) may learn."""
+
+    def __init__(self, viewer: Any) -> None:
+        self.viewer = viewer
+        self.shows_hidden = is_active_staff(viewer)
+        """Whether hidden users are shown (marked) and counted apart."""
+        self.in_audience = in_audience(viewer)
+
+    @property
+    def personal(self) -> bool:
+        """Whether this viewer may learn more than a visitor who is not
+        logged in: an answer for them must not be kept for others."""
+        return self.shows_hidden or (self.in_audience and not in_audience(None))
+
+    def shows_names(self, visible_users: int) -> bool:
+        """Whether names and statuses are shown, with ``visible_users``
+        online that this viewer may see."""
+        return self.in_audience and visible_users >= conf.MIN_NAMES_LISTED
+
+    @property
+    def shows_hidden_count(self) -> bool:
+        """Whether the number of hidden users is told apart."""
+        return self.shows_hidden or conf.PUBLIC_HIDDEN_COUNT == "separate"
+
+    def chosen_hidden(self, pks: Iterable[str]) -> set[str]:
+        """Which of the users ``pks`` (held as visible in Redis) chose to
+        appear offline, by the database: one query, none for no users."""
+        wanted = list(pks)
+        if not wanted or not conf.ALLOW_INVISIBLE:
+            return set()
+        return visibility.invisible_among(wanted)
+
+    def counts(self, counts: Counts, newly_hidden: int = 0) -> Counts:
+        """``counts`` as this viewer may learn them. ``newly_hidden``: users
+        Redis still holds as visible who chose to appear offline."""
+        moved = min(newly_hidden, counts.users)
+        counts = replace(
+            counts, users=counts.users - moved, hidden=counts.hidden + moved
+        )
+        if self.shows_hidden:
+            return counts
+        shown = conf.PUBLIC_HIDDEN_COUNT
+        if shown == "separate":
+            return counts
+        if shown == "in-total":
+            return replace(counts, users=counts.users + counts.hidden, hidden=0)
+        return replace(counts, hidden=0)
+
+    def status(
+        self, last_seen: float | None, hidden: bool, now: float, visible_users: int
+    ) -> tuple[Status, float | None]:
+        """A user's status and last-seen time as this viewer may learn them,
+        with ``visible_users`` online that this viewer may see."""
+        if not self.shows_names(visible_users):
+            return "unknown", None
+        if last_seen is None or hidden and not self.shows_hidden:
+            return "offline", None
+        return status_for(last_seen, now), last_seen
+
+
+def status_for(last_seen: float | None, now: float) -> Status:
+    """``online`` within ``AWAY_AFTER`` seconds, ``away`` within the window."""
+    if last_seen is None:
+        return "offline"
+    ago = now - last_seen
+    if ago < conf.AWAY_AFTER:
+        return "online"
+    if ago < conf.WINDOW:
+        return "away"
+    return "offline"
