@@ -12,6 +12,7 @@ from pytest_django.fixtures import Settings as SettingsWrapper
 
 from tests import presence
 from whos_online import checks
+from whos_online.models import Visibility
 
 pytestmark = pytest.mark.django_db
 
@@ -100,3 +101,27 @@ def test_staff_always_see_the_breakdown(
 def test_an_unknown_choice_is_e007(settings: SettingsWrapper) -> None:
     settings.WHOS_ONLINE_PUBLIC_HIDDEN_COUNT = "sometimes"
     assert [m.id for m in checks.check_settings()] == ["whos_online.E007"]
+
+
+def figures(browser: Client) -> tuple[int, int, int | None]:
+    data = browser.get(JSON).json()
+    record = data["record"]
+    return (
+        data["today"]["visitors"],
+        data["today"]["most_online"],
+        None if record is None else record["count"],
+    )
+
+
+def test_a_hidden_arrival_moves_no_public_figure(
+    browser: Client, django_user_model: type[User]
+) -> None:
+    browser.get(WIDGET)
+    before = figures(browser)
+    for n in range(3):
+        hider = django_user_model.objects.create_user(f"hider{n}")
+        Visibility.objects.create(user=hider, invisible=True)
+        ghost = Client()
+        ghost.force_login(hider)
+        ghost.get("/")
+    assert figures(browser) == before

@@ -29,7 +29,7 @@ from typing import Any, Literal
 
 from whos_online import visibility
 from whos_online.conf import conf
-from whos_online.store import Counts
+from whos_online.store import Counts, Today
 
 Status = Literal["online", "away", "offline", "unknown"]
 
@@ -98,6 +98,21 @@ class Gate:
         if shown == "in-total":
             return replace(counts, users=counts.users + counts.hidden, hidden=0)
         return replace(counts, hidden=0)
+
+    def figures(
+        self, record: tuple[int, float] | None, today: Today, shown: Counts, now: float
+    ) -> tuple[tuple[int, float] | None, Today]:
+        """The record and today's figures beside ``shown``, the counts this
+        viewer was given. Redis keeps them for visible people only; a viewer
+        told of hidden users online is never told fewer were ever online."""
+        people = shown.people
+        if shown.is_estimate:
+            return record, today
+        if record is None or people > record[0]:
+            record = (people, float(int(now) // 60 * 60))
+        if people > today.most_online:
+            today = replace(today, most_online=people)
+        return record, today
 
     def status(
         self, last_seen: float | None, hidden: bool, now: float, visible_users: int

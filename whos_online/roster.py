@@ -160,13 +160,17 @@ def online_roster(
     chosen = gate.chosen_hidden(member for member, _ in snapshot.users)
     visible = snapshot.counts.users - len(chosen)
     nameable = visible + (snapshot.counts.hidden + len(chosen) if shows_hidden else 0)
+    counts = gate.counts(snapshot.counts, len(chosen))
+    record, today = snapshot.record, snapshot.today
+    if room is None:
+        record, today = gate.figures(record, today, counts, snapshot.now)
     figures: dict[str, Any] = {
         "window": snapshot.window,
         "available": True,
         "room": room,
-        "counts": gate.counts(snapshot.counts, len(chosen)),
-        "record": as_record(snapshot.record),
-        "today": snapshot.today,
+        "counts": counts,
+        "record": as_record(record),
+        "today": today,
         "shows_hidden": shows_hidden,
         "shows_hidden_count": gate.shows_hidden_count,
     }

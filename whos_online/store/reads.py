@@ -139,11 +139,12 @@ class Reads(StoreBase):
         if best is not None and best_at is not None:
             record = (int(best), float(best_at))
         most_today = int(figures[1] or 0) if known else 0
+        visible = counts.users + counts.guests  # hidden users move no figure
         if not counts.is_estimate:
-            if known and (record is None or counts.people > record[0]):
+            if known and (record is None or visible > record[0]):
                 minute = float(int(now) // 60 * 60)
-                record = (counts.people, minute) if counts.people else record
-            most_today = max(most_today, counts.people)
+                record = (visible, minute) if visible else record
+            most_today = max(most_today, visible)
         users, guests, logins = (sum(part.today[i] for part in parts) for i in range(3))
         return record, Today(users, max(guests - logins, 0), most_today)
 

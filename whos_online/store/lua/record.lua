@@ -10,7 +10,8 @@
 -- For people (the kinds users, hidden and guests), also:
 -- KEYS[4]  this minute's HyperLogLog of the users or guests recorded, which
 --          counts a set that is at its cap
--- KEYS[5]  today's visitors: a set of user keys, or a HyperLogLog of guests
+-- KEYS[5]  today's visitors: a set of the keys of users seen visible, or a
+--          HyperLogLog of guests
 -- For guests, also:
 -- KEYS[6]  today's logins (see forget_guest.lua), which a guest recorded
 --          anew leaves
@@ -97,7 +98,8 @@ if kind ~= 'bots' then
       redis.call('PFADD', KEYS[5], member)
       redis.call('EXPIRE', KEYS[5], 172800)
       redis.call('SREM', KEYS[6], member)
-    elseif redis.call('SCARD', KEYS[5]) < tonumber(ARGV[4]) then
+    elseif kind == 'users' and redis.call('SCARD', KEYS[5]) < tonumber(ARGV[4]) then
+      -- A hidden user is not a visitor anyone is told of.
       redis.call('SADD', KEYS[5], member)
       redis.call('EXPIRE', KEYS[5], 172800)
     end
