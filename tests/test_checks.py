@@ -387,3 +387,13 @@ def test_the_new_checks_run_with_manage_py_check(settings: SettingsWrapper) -> N
     settings.WHOS_ONLINE_WINDOWS = 600
     settings.WHOS_ONLINE_LOCATIONS = {"nowhere": "Nowhere"}
     assert sorted(our_ids()) == ["whos_online.W005", "whos_online.W006"]
+
+
+def test_an_unusable_can_see_is_e011(settings: SettingsWrapper) -> None:
+    settings.WHOS_ONLINE_CAN_SEE = "tests.hiding.no_such_rule"
+    assert ids(checks.check_imports()) == ["whos_online.E011"]
+
+
+def test_an_importable_can_see_passes(settings: SettingsWrapper) -> None:
+    settings.WHOS_ONLINE_CAN_SEE = "tests.hiding.friends_only"
+    assert checks.check_imports() == []

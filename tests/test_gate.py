@@ -13,7 +13,7 @@ from django.core.cache import cache
 from django.test import Client
 from pytest_django.fixtures import Settings as SettingsWrapper
 
-from tests import presence
+from tests import hiding, presence
 from whos_online import api
 from whos_online.models import Visibility
 
@@ -180,3 +180,82 @@ def test_a_subject_who_may_be_seen_is_seen(subject: User) -> None:
     for output in OUTPUTS:
         assert "name" in learnt_about(output(subject)), output.__name__
     presence.record_user(subject.pk)
+
+
+def test_a_logged_in_viewer_in_the_audience_sees_every_output(
+    subject: User, settings: SettingsWrapper, bob: User
+) -> None:
+    names_for_users_only(subject, settings)
+    viewer = Client()
+    viewer.force_login(bob)
+    html = viewer.get(f"/every-output/{SUBJECT}/").content.decode()
+    assert "[status online]" in html
+    assert "badge-online" in html
+
+
+# The site's own rule of who may see whom (WHOS_ONLINE_CAN_SEE).
+
+
+@pytest.fixture
+def friends_only(settings: SettingsWrapper) -> None:
+    settings.WHOS_ONLINE_CAN_SEE = "tests.hiding.friends_only"
+
+
+@pytest.mark.usefixtures("friends_only")
+@pytest.mark.parametrize("output", OUTPUTS)
+def test_no_output_tells_a_viewer_what_the_sites_rule_keeps_from_them(
+    subject: User, output: Callable[[User], str]
+) -> None:
+    assert learnt_about(output(subject)) == []
+
+
+@pytest.mark.usefixtures("friends_only")
+def test_the_sites_rule_keeps_users_out_of_the_counts_it_hides_them_from(
+    subject: User,
+) -> None:
+    shown = re.sub(r"<[^>]+>", "", page_of_every_tag(subject))
+    assert "[count 1 users 0]" in shown
+    assert api.counts().users == 0
+
+
+@pytest.mark.usefixtures("friends_only")
+def test_a_viewer_the_sites_rule_allows_sees_every_output(
+    subject: User, django_user_model: type[User]
+) -> None:
+    friend = Client()
+    friend.force_login(django_user_model.objects.create_user(f"friend-of-{SUBJECT}"))
+    html = friend.get(f"/every-output/{SUBJECT}/").content.decode()
+    assert "[status online]" in html
+    assert f"<bdi>{SUBJECT}</bdi>" in html
+    assert api.status(subject, viewer=friend_user(django_user_model)) == "online"
+
+
+def friend_user(django_user_model: type[User]) -> User:
+    return django_user_model.objects.get(username=f"friend-of-{SUBJECT}")
+
+
+@pytest.mark.usefixtures("friends_only")
+def test_the_sites_rule_is_asked_once_for_a_page_of_names(
+    subject: User, django_user_model: type[User]
+) -> None:
+    for n in range(20):
+        presence.record_user(django_user_model.objects.create_user(f"user{n}").pk)
+    asked = hiding.ASKED
+    asked.clear()
+    Client().get("/widget/")
+    assert len(asked) == 1
+
+
+def test_a_sites_rule_that_fails_hides_everyone_and_serves_the_page(
+    subject: User, settings: SettingsWrapper
+) -> None:
+    settings.WHOS_ONLINE_CAN_SEE = "tests.hiding.broken_rule"
+    response = Client().get(f"/every-output/{SUBJECT}/")
+    assert response.status_code == 200
+    assert learnt_about(response.content.decode()) == []
+
+
+@pytest.mark.usefixtures("friends_only")
+def test_a_page_made_under_the_sites_rule_is_private(subject: User) -> None:
+    response = Client().get(f"/every-output/{SUBJECT}/")
+    assert "private" in response["Cache-Control"]

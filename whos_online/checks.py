@@ -166,6 +166,11 @@ def check_imports(**kwargs: Any) -> list[CheckMessage]:
     for name, expected, check_id in (
         ("IS_HIDDEN", "a function f(user) -> bool", "whos_online.E009"),
         (
+            "CAN_SEE",
+            "a function can_see(viewer, users) -> the users viewer may see",
+            "whos_online.E011",
+        ),
+        (
             "CONNECTION_FACTORY",
             "a function returning a Redis client",
             "whos_online.E010",

@@ -15,7 +15,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import ipaddress
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -129,6 +129,13 @@ class Settings:
         return getattr(settings, "WHOS_ONLINE_IS_HIDDEN", None)
 
     @property
+    def CAN_SEE(self) -> str | None:
+        """Dotted path to ``can_see(viewer, users) -> the users viewer may
+        see``: a rule of the site's own (friends only, one team, blocked
+        users), applied by the gate to every output."""
+        return getattr(settings, "WHOS_ONLINE_CAN_SEE", None)
+
+    @property
     def ALLOW_INVISIBLE(self) -> bool:
         """Whether users may choose to appear offline (invisible mode)."""
         return getattr(settings, "WHOS_ONLINE_ALLOW_INVISIBLE", True)
@@ -198,6 +205,7 @@ class Config:
     guest_addresses: str
     detect_bots: bool
     is_hidden: Callable[[Any], object] | None
+    can_see: Callable[[Any, list[Any]], Iterable[Any]] | None
     snapshot_max_age: float
     allow_invisible: bool
     shards: int
@@ -214,7 +222,7 @@ class Config:
 @functools.cache
 def get_config() -> Config:
     at_browser_close = settings.SESSION_EXPIRE_AT_BROWSER_CLOSE
-    hidden_path = conf.IS_HIDDEN
+    hidden_path, can_see_path = conf.IS_HIDDEN, conf.CAN_SEE
     return Config(
         prefix=conf.KEY_PREFIX,
         window=conf.WINDOW,
@@ -237,6 +245,7 @@ def get_config() -> Config:
         guest_addresses=conf.GUEST_ADDRESSES,
         detect_bots=conf.DETECT_BOTS,
         is_hidden=None if hidden_path is None else import_string(hidden_path),
+        can_see=None if can_see_path is None else import_string(can_see_path),
         snapshot_max_age=conf.SNAPSHOT_MAX_AGE,
         allow_invisible=conf.ALLOW_INVISIBLE,
         shards=min(max(int(conf.SHARDS), 1), MAX_SHARDS),

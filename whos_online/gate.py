@@ -15,7 +15,11 @@ its own. The gate applies, in this order:
   is online; to the others no name is listed and no status is known;
 - **the minimum**: below ``WHOS_ONLINE_MIN_NAMES_LISTED`` visible users
   online, no name is listed and no status is known, so a handful of people
-  cannot be singled out.
+  cannot be singled out;
+- **the site's own rule**: ``WHOS_ONLINE_CAN_SEE`` says, for a batch of
+  users, whom this viewer may see (friends only, one team, blocked users);
+  to this viewer the others look exactly like users who are offline, and
+  are not counted. A rule that raises refuses everyone it was asked about.
 
 A response that Django's cache may keep for others is made for nobody in
 particular: its gate is an anonymous viewer's (see :mod:`whos_online.page`).
@@ -23,13 +27,13 @@ particular: its gate is an anonymous viewer's (see :mod:`whos_online.page`).
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import replace
 from typing import Any, Literal
 
 from whos_online import visibility
-from whos_online.conf import conf
-from whos_online.store import Counts, Today
+from whos_online.conf import conf, get_config
+from whos_online.store import Counts, Today, get_store
 
 Status = Literal["online", "away", "offline", "unknown"]
 
@@ -58,12 +62,43 @@ class Gate:
         self.shows_hidden = is_active_staff(viewer)
         """Whether hidden users are shown (marked) and counted apart."""
         self.in_audience = in_audience(viewer)
+        self.can_see = get_config().can_see
+        """The site's rule of whom each viewer may see, if it has one."""
+
+    @property
+    def judges_each_user(self) -> bool:
+        """Whether the site's rule must see the users to say who is shown."""
+        return self.can_see is not None
 
     @property
     def personal(self) -> bool:
         """Whether this viewer may learn more than a visitor who is not
         logged in: an answer for them must not be kept for others."""
-        return self.shows_hidden or (self.in_audience and not in_audience(None))
+        return (
+            self.shows_hidden
+            or self.judges_each_user
+            or (self.in_audience and not in_audience(None))
+        )
+
+    def refused(self, users: Sequence[Any]) -> set[str]:
+        """The keys of ``users`` this viewer may not see by the site's rule
+        (one call of it, whatever it queries); all of them if it fails."""
+        rule = self.can_see
+        if rule is None or not users:
+            return set()
+        asked = {str(user.pk) for user in users}
+        try:
+            allowed = {str(user.pk) for user in rule(self.viewer, list(users))}
+        except Exception as exc:  # the site's code: privacy fails closed
+            get_store().state.refused.warning(
+                "can_see",
+                "WHOS_ONLINE_CAN_SEE failed (%s: %s), so nobody it was asked "
+                "about is shown.",
+                type(exc).__name__,
+                exc,
+            )
+            return asked
+        return asked - allowed
 
     def shows_names(self, visible_users: int) -> bool:
         """Whether names and statuses are shown, with ``visible_users``
@@ -83,12 +118,16 @@ class Gate:
             return set()
         return visibility.invisible_among(wanted)
 
-    def counts(self, counts: Counts, newly_hidden: int = 0) -> Counts:
+    def counts(self, counts: Counts, newly_hidden: int = 0, refused: int = 0) -> Counts:
         """``counts`` as this viewer may learn them. ``newly_hidden``: users
-        Redis still holds as visible who chose to appear offline."""
+        Redis still holds as visible who chose to appear offline;
+        ``refused``: visible users the site's rule keeps from this viewer,
+        who are not counted for them."""
         moved = min(newly_hidden, counts.users)
         counts = replace(
-            counts, users=counts.users - moved, hidden=counts.hidden + moved
+            counts,
+            users=max(counts.users - moved - refused, 0),
+            hidden=counts.hidden + moved,
         )
         if self.shows_hidden:
             return counts

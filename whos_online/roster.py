@@ -152,15 +152,28 @@ def online_roster(
     limit = conf.MAX_NAMES if limit is None else max(limit, 0)
     gate = gate_of(viewer, request)
     shows_hidden = gate.shows_hidden
-    snapshot = quietly(lambda: snapshot_for(limit, room, shows_hidden, request), None)
+    # The site's rule sees every user it may hide, up to BADGE_NAMES.
+    listing = max(limit, BADGE_NAMES) if gate.judges_each_user else limit
+    snapshot = quietly(lambda: snapshot_for(listing, room, shows_hidden, request), None)
     if snapshot is None:
         return Roster(window=conf.WINDOW, room=room)
     if room is not None and request is not None and room in rooms_of_page(request):
         snapshot = with_reader(snapshot, reader_of(request), shows_hidden)
     chosen = gate.chosen_hidden(member for member, _ in snapshot.users)
-    visible = snapshot.counts.users - len(chosen)
+    visible_pairs = [pair for pair in snapshot.users if pair[0] not in chosen]
+    hidden_pairs = [*snapshot.hidden, *(p for p in snapshot.users if p[0] in chosen)]
+    listed: list[OnlineUser] | None = None
+    refused = 0
+    if gate.judges_each_user:
+        listed = users_in_order(
+            visible_pairs, hidden_pairs if shows_hidden else (), snapshot.where
+        )
+        kept = gate.refused([online.user for online in listed])
+        refused = sum(1 for o in listed if not o.hidden and str(o.user.pk) in kept)
+        listed = [online for online in listed if str(online.user.pk) not in kept]
+    visible = snapshot.counts.users - len(chosen) - refused
     nameable = visible + (snapshot.counts.hidden + len(chosen) if shows_hidden else 0)
-    counts = gate.counts(snapshot.counts, len(chosen))
+    counts = gate.counts(snapshot.counts, len(chosen), refused)
     record, today = snapshot.record, snapshot.today
     if room is None:
         record, today = gate.figures(record, today, counts, snapshot.now)
@@ -176,14 +189,13 @@ def online_roster(
     }
     if not gate.shows_names(nameable):
         return Roster(**figures, shows_names=False)
-    visible_pairs = [pair for pair in snapshot.users if pair[0] not in chosen]
-    hidden_pairs = [*snapshot.hidden, *(p for p in snapshot.users if p[0] in chosen)]
     known = [
         Seen(name, as_datetime(seen)) for name, seen in snapshot.bots if is_known(name)
     ]
-    listed = users_in_order(
-        visible_pairs, hidden_pairs if shows_hidden else (), snapshot.where
-    )
+    if listed is None:
+        listed = users_in_order(
+            visible_pairs, hidden_pairs if shows_hidden else (), snapshot.where
+        )
     return Roster(
         **figures,
         users=listed[:limit],
@@ -308,7 +320,7 @@ def presence_of(
     if found is None:
         return [UserPresence(user, "offline", None) for user in users]
     chosen = gate.chosen_hidden(pk for pk in found.seen if pk not in found.hidden)
-    hidden = found.hidden | chosen
+    hidden = found.hidden | chosen | gate.refused(users)
     visible = _visible_users(len(chosen))
     return [
         _presence(user, found.seen.get(str(user.pk)), hidden, found.now, gate, visible)
@@ -366,13 +378,17 @@ def _badge_from_page(user: Any, made: page.Page) -> UserPresence:
         return UserPresence(user, "offline", None)
     if made.chosen_hidden is None:
         made.chosen_hidden = gate.chosen_hidden(m for m, _ in snapshot.users)
+        if gate.judges_each_user:
+            online = users_in_order(snapshot.users)
+            made.chosen_hidden |= gate.refused([o.user for o in online])
     chosen = made.chosen_hidden
     seen = dict(snapshot.users).get(str(user.pk))
     if seen is None and not _lists_everyone(snapshot):
         return presence_of([user], request=made.request)[0]
     visible = snapshot.counts.users - len(chosen)
     # A badge shows every hidden user as offline, to staff too.
-    return _presence(user, seen, chosen, snapshot.now, Gate(None), visible)
+    shown = None if str(user.pk) in chosen else seen
+    return _presence(user, shown, frozenset(), snapshot.now, gate, visible)
 
 
 def _page_snapshot(request: HttpRequest) -> Snapshot:

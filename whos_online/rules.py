@@ -97,6 +97,10 @@ SETTING_RULES: dict[str, tuple[Callable[[Any], bool], str]] = {
         lambda v: v is None or is_name(v),
         "None or the dotted path of a function f(user) -> bool",
     ),
+    "CAN_SEE": (
+        lambda v: v is None or is_name(v),
+        "None or the dotted path of a function can_see(viewer, users)",
+    ),
     "DETECT_BOTS": (lambda v: isinstance(v, bool), "True or False"),
     "ALLOW_INVISIBLE": (lambda v: isinstance(v, bool), "True or False"),
     "ANONYMOUS_CAN_VIEW": (lambda v: isinstance(v, bool), "True or False"),
