@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import logging
+
 import pytest
 from django.contrib.auth.models import User
 from django.test import Client
@@ -255,3 +257,16 @@ def test_with_redis_unreachable_a_heartbeat_is_a_503(
 ) -> None:
     browser.force_login(alice)
     assert browser.post(HEARTBEAT).status_code == 503
+
+
+@pytest.mark.usefixtures("unreachable_redis")
+def test_heartbeats_during_an_outage_log_no_error_that_mails_the_admins(
+    browser: Client, alice: User, caplog: pytest.LogCaptureFixture
+) -> None:
+    browser.force_login(alice)
+    with caplog.at_level(logging.INFO):
+        for _ in range(3):
+            browser.post(HEARTBEAT)
+    assert [r for r in caplog.records if r.name == "django.request"] == []
+    outages = [r for r in caplog.records if "could not reach Redis" in r.message]
+    assert len(outages) == 1
