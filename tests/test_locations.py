@@ -273,3 +273,13 @@ def test_the_public_page_escapes_and_isolates_names(
     presence.record_user(mallory.pk)
     html = Client().get(PAGE).content.decode()
     assert "<bdi>mallory\u202e&lt;i&gt;&amp;</bdi>" in html
+
+
+def test_the_page_says_when_users_were_seen_by_redis_clock_not_the_servers(
+    alices: Client, step_wall_clock: Callable[[float], None]
+) -> None:
+    alices.get("/forum/")
+    step_wall_clock(3600)  # this server's clock runs an hour ahead of Redis'
+    html = Client().get(PAGE).content.decode()
+    assert "just now" in html
+    assert "minutes ago" not in html

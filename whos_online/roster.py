@@ -96,6 +96,9 @@ class Roster(Windowed):
     (``WHOS_ONLINE_NAMES_VISIBLE_TO``, ``WHOS_ONLINE_MIN_NAMES_LISTED``)."""
     nameable: int = 0
     """How many users online the viewer may see named."""
+    now: datetime | None = None
+    """When the snapshot was taken, by Redis' clock (``None`` when Redis
+    could not be read): what "N minutes ago" is counted to."""
 
     @property
     def more(self) -> int:
@@ -171,6 +174,7 @@ def online_roster(
             today=snapshot.today,
             shows_hidden=shows_hidden,
             shows_names=False,
+            now=as_datetime(snapshot.now),
         )
     known = [
         Seen(name, as_datetime(seen)) for name, seen in snapshot.bots if is_known(name)
@@ -187,6 +191,7 @@ def online_roster(
         today=snapshot.today,
         shows_hidden=shows_hidden,
         nameable=visible,
+        now=as_datetime(snapshot.now),
     )
 
 

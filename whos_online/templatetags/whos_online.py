@@ -7,6 +7,7 @@ costs at most one Redis round trip and never raises when Redis is down.
 
 from __future__ import annotations
 
+import time
 from datetime import datetime, timezone
 from typing import Any
 
@@ -185,13 +186,14 @@ def last_seen(user: Any) -> datetime | None:
 
 @register.filter
 def minutes_since(value: datetime | None, now: datetime | None = None) -> int | None:
-    """``{{ row.last_seen|minutes_since }}``: whole minutes from ``value`` (an
-    aware datetime) to ``now`` (default: the current time), never below 0;
-    ``None`` for ``None``. Lets a template say "just now" for 0 and choose a
-    plural for the rest (see ``whos_online/staff_table.html``)."""
+    """``{{ row.last_seen|minutes_since:roster.now }}``: whole minutes from
+    ``value`` (an aware datetime) to ``now`` (a roster's ``now`` is Redis'
+    time; default: this server's clock), never below 0; ``None`` for
+    ``None``. Lets a template say "just now" for 0 and choose a plural for
+    the rest (see ``whos_online/staff_table.html``)."""
     if value is None:
         return None
-    elapsed = (now or datetime.now(timezone.utc)) - value
+    elapsed = (now or datetime.fromtimestamp(time.time(), timezone.utc)) - value
     return max(int(elapsed.total_seconds() // 60), 0)
 
 
