@@ -9,6 +9,7 @@ from asgiref.sync import iscoroutinefunction, markcoroutinefunction, sync_to_asy
 from django.apps import apps
 from django.core.exceptions import ImproperlyConfigured
 from django.http import HttpRequest, HttpResponseBase
+from django.urls import NoReverseMatch, reverse
 
 from whos_online import page
 from whos_online.failsafe import quietly
@@ -97,9 +98,22 @@ def before_view(request: HttpRequest, seen: Seen) -> Visit:
         if stale is not None:  # the guard may hold after all
             breaker = store.state.shard_breakers[stale]
             quietly(lambda: store.sync_clock(stale), None, breaker)
-    if not visit.is_guarded:
+    if not visit.is_guarded and not is_heartbeat(request):
         quietly(visit.record, None)
     return visit
+
+
+def is_heartbeat(request: HttpRequest) -> bool:
+    """Whether this is a POST to the heartbeat, whose view records its user
+    (or refuses to: its rate limit is kept on the server, so a client that
+    drops its guard cookie is not recorded here on every POST)."""
+    if request.method != "POST":
+        return False
+    try:
+        url = reverse("whos_online:heartbeat", getattr(request, "urlconf", None))
+    except NoReverseMatch:
+        return False
+    return request.path == url
 
 
 def after_view(visit: Visit, response: HttpResponseBase) -> None:
