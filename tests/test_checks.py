@@ -130,6 +130,9 @@ def test_a_guard_shorter_than_the_window_passes(settings: SettingsWrapper) -> No
         ("IS_HIDDEN", 3),
         ("DETECT_BOTS", "yes"),
         ("ANONYMOUS_CAN_VIEW", 1),
+        ("IPV6_PREFIX", 0),
+        ("IPV6_PREFIX", 129),
+        ("IPV6_PREFIX", "64"),
     ],
 )
 def test_a_setting_of_the_wrong_type_or_range_is_e007(

@@ -88,6 +88,12 @@ class Settings:
         return getattr(settings, "WHOS_ONLINE_GUEST_ADDRESSES", "full")
 
     @property
+    def IPV6_PREFIX(self) -> int:
+        """How many leading bits of a guest's IPv6 address count: one network
+        of this size is one guest (128: each address)."""
+        return getattr(settings, "WHOS_ONLINE_IPV6_PREFIX", 64)
+
+    @property
     def AWAY_AFTER(self) -> int:
         """Seconds after which a user still in the window shows as away."""
         return getattr(settings, "WHOS_ONLINE_AWAY_AFTER", 5 * 60)
@@ -196,6 +202,7 @@ class Config:
     proxy_count: int
     trusted_networks: tuple[IPNetwork, ...]
     guest_addresses: str
+    ipv6_prefix: int
     detect_bots: bool
     is_hidden: Callable[[Any], object] | None
     snapshot_max_age: float
@@ -235,6 +242,7 @@ def get_config() -> Config:
         proxy_count=conf.PROXY_COUNT,
         trusted_networks=parse_networks(conf.TRUSTED_PROXIES),
         guest_addresses=conf.GUEST_ADDRESSES,
+        ipv6_prefix=conf.IPV6_PREFIX,
         detect_bots=conf.DETECT_BOTS,
         is_hidden=None if hidden_path is None else import_string(hidden_path),
         snapshot_max_age=conf.SNAPSHOT_MAX_AGE,

@@ -67,6 +67,10 @@ SETTING_RULES: dict[str, tuple[Callable[[Any], bool], str]] = {
         lambda v: v in ("full", "truncated", "hashed"),
         'one of "full", "truncated" or "hashed"',
     ),
+    "IPV6_PREFIX": (
+        lambda v: is_whole(v, 1) and v <= 128,
+        "a whole number of bits from 1 to 128",
+    ),
     "FAILURE_BACKOFF": (lambda v: is_number(v, 0), "a number of seconds, 0 or more"),
     "AWAY_AFTER": (lambda v: is_whole(v, 1), "a whole number of seconds, at least 1"),
     "HEARTBEAT_SECONDS": (

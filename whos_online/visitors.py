@@ -145,6 +145,7 @@ class Visit:
             address,
             config.guest_addresses,
             lambda: daily_key(config.guard_key, self.store.today()),
+            config.ipv6_prefix,
         )
 
     def record(self) -> None:
