@@ -18,7 +18,7 @@ from django.utils.module_loading import import_string
 
 from whos_online.conf import conf
 from whos_online.connection import has_read_timeout, is_redis_backend
-from whos_online.rules import SETTING_RULES, is_name, is_whole
+from whos_online.rules import SETTING_RULES, is_name, is_whole, room_pattern_problem
 
 MIDDLEWARE_PATH = "whos_online.middleware.WhosOnlineMiddleware"
 AUTH_MIDDLEWARE_PATH = "django.contrib.auth.middleware.AuthenticationMiddleware"
@@ -256,14 +256,28 @@ def check_locations(**kwargs: Any) -> list[CheckMessage]:
 
 
 def check_rooms(**kwargs: Any) -> list[CheckMessage]:
-    """Each key of ``WHOS_ONLINE_ROOMS`` names a URL pattern."""
-    return _keys_are_url_names(
+    """Each key of ``WHOS_ONLINE_ROOMS`` names a URL pattern, and each room
+    name can be formatted with its keyword arguments."""
+    rooms = conf.ROOMS
+    messages = _keys_are_url_names(
         "WHOS_ONLINE_ROOMS",
-        conf.ROOMS,
+        rooms,
         "so no page is in its room",
         "forum:topic",
         "whos_online.W007",
     )
+    for url_name, pattern in rooms.items() if isinstance(rooms, dict) else ():
+        problem = room_pattern_problem(pattern) if isinstance(pattern, str) else None
+        if problem is not None:
+            messages.append(
+                Error(
+                    f"WHOS_ONLINE_ROOMS gives {url_name!r} the room {pattern!r}, "
+                    f"which cannot be formatted: {problem}.",
+                    hint='Name the URL\'s keyword arguments in braces: "topic:{pk}".',
+                    id="whos_online.E011",
+                )
+            )
+    return messages
 
 
 def _keys_are_url_names(

@@ -5,6 +5,7 @@ docs test read one table."""
 from __future__ import annotations
 
 import ipaddress
+import string
 from collections.abc import Callable
 from typing import Any
 
@@ -43,6 +44,26 @@ def are_networks(value: object) -> bool:
     except (TypeError, ValueError):
         return False
     return True
+
+
+def room_pattern_problem(pattern: str) -> str | None:
+    """Why a room name of ``WHOS_ONLINE_ROOMS`` cannot be formatted with a
+    URL's keyword arguments, or ``None`` when it can: each field names one
+    argument (``{pk}``), with at most a conversion and a plain format spec."""
+    try:
+        fields = list(string.Formatter().parse(pattern))
+    except ValueError as exc:
+        return str(exc)
+    for _, name, spec, conversion in fields:
+        if name is None:
+            continue
+        if not name.isidentifier():
+            return f"the field {{{name}}} names no keyword argument of the URL"
+        if conversion not in (None, "r", "s", "a"):
+            return f"the field {{{name}}} has an unknown conversion !{conversion}"
+        if spec and set("{}") & set(spec):
+            return f"the field {{{name}}} has a nested field in its format spec"
+    return None
 
 
 # Setting name (after WHOS_ONLINE_) -> (whether a value is valid, what it must be).
