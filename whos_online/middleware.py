@@ -51,7 +51,10 @@ class WhosOnlineMiddleware:
     def __call__(self, request: HttpRequest) -> Any:
         if self.async_mode:
             return self.__acall__(request)
-        seen = Seen(request, get_store())
+        store = get_store()
+        if store.config.problems:  # logged once by get_config
+            return self.get_response(request)
+        seen = Seen(request, store)
         visit = None if seen.spares else before_view(request, seen)
         outer, page.THREAD.request = page.THREAD.request, request
         try:
@@ -68,7 +71,10 @@ class WhosOnlineMiddleware:
         return response
 
     async def __acall__(self, request: HttpRequest) -> HttpResponseBase:
-        seen = Seen(request, get_store())
+        store = get_store()
+        if store.config.problems:  # logged once by get_config
+            return await self.get_response(request)  # type: ignore[no-any-return,misc]
+        seen = Seen(request, store)
         visit = None
         if not seen.spares:
             visit = await sync_to_async(before_view)(request, seen)

@@ -1,6 +1,7 @@
 """What each setting must be: a rule and the words a system check
-(``whos_online.E007``) says it in. Pure functions, so the checks and the
-docs test read one table."""
+(``whos_online.E007``) says it in. Pure functions, so the settings
+(:mod:`whos_online.conf`), the checks and the docs test read one table; it
+imports nothing of the app."""
 
 from __future__ import annotations
 
@@ -9,10 +10,18 @@ import string
 from collections.abc import Callable
 from typing import Any
 
-from whos_online.conf import MAX_SHARDS
+from django.core.cache.backends.redis import RedisCache as DjangoRedisCache
+from django_redis.cache import RedisCache as DjangoRedisPackageCache
 
+# More shards than a cluster has masters gains nothing; this bounds the keys.
+MAX_SHARDS = 1024
 AUDIENCES = ("everyone", "users", "staff", "nobody")
 HIDDEN_COUNTS = ("never", "in-total", "separate")
+
+
+def is_redis_backend(backend: object) -> bool:
+    """Whether a cache backend (of ``WHOS_ONLINE_CACHE_ALIAS``) is Redis."""
+    return isinstance(backend, (DjangoRedisCache, DjangoRedisPackageCache))
 
 
 def is_whole(value: object, minimum: int) -> bool:
