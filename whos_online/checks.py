@@ -17,8 +17,8 @@ from django.urls import NoReverseMatch, get_resolver, reverse
 from django.utils.module_loading import import_string
 
 from whos_online.conf import conf, invalid_settings
-from whos_online.connection import has_read_timeout, is_redis_backend
-from whos_online.rules import SETTING_RULES, room_pattern_problem
+from whos_online.connection import has_read_timeout
+from whos_online.rules import SETTING_RULES, is_redis_backend, room_pattern_problem
 
 MIDDLEWARE_PATH = "whos_online.middleware.WhosOnlineMiddleware"
 AUTH_MIDDLEWARE_PATH = "django.contrib.auth.middleware.AuthenticationMiddleware"

@@ -26,9 +26,7 @@ from django.core.signals import setting_changed
 from django.dispatch import receiver
 from django.utils.module_loading import import_string
 
-from whos_online.rules import MAX_SHARDS, SETTING_RULES, is_redis_backend
-
-__all__ = ["MAX_SHARDS", "Config", "Settings", "conf", "get_config"]
+from whos_online.rules import SETTING_RULES, is_redis_backend
 
 IPNetwork = ipaddress.IPv4Network | ipaddress.IPv6Network
 T = TypeVar("T")

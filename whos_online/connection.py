@@ -24,9 +24,6 @@ from django_redis.cache import RedisCache as DjangoRedisPackageCache
 from redis import Redis
 
 from whos_online.conf import conf
-from whos_online.rules import is_redis_backend
-
-__all__ = ["build_client", "cache_options", "has_read_timeout", "is_redis_backend"]
 
 # Django's RedisCache takes these itself; every other option is redis-py's.
 DJANGO_ONLY_OPTIONS = ("serializer", "pool_class", "parser_class")
