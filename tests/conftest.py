@@ -12,6 +12,7 @@ from django.contrib.auth.models import User
 from django.test import Client
 from django_redis import get_redis_connection
 from fakeredis import _helpers as fakeredis_helpers
+from fakeredis._socket import _base as fakeredis_socket
 from fakeredis.commands_mixins import server_mixin as fakeredis_server
 from pytest_django.fixtures import Settings as SettingsWrapper
 from redis import Redis
@@ -73,6 +74,8 @@ def step_wall_clock(
     redis_time = SimpleNamespace(time=true_time)
     monkeypatch.setattr(fakeredis_helpers, "time", redis_time)
     monkeypatch.setattr(fakeredis_server, "time", redis_time)
+    # fakeredis runs its keys' expiry by this one.
+    monkeypatch.setattr(fakeredis_socket, "time", redis_time)
 
     def step(seconds: float) -> None:
         monkeypatch.setattr(time, "time", lambda: true_time() + seconds)

@@ -130,6 +130,9 @@ def test_a_guard_shorter_than_the_window_passes(settings: SettingsWrapper) -> No
         ("IS_HIDDEN", 3),
         ("DETECT_BOTS", "yes"),
         ("ANONYMOUS_CAN_VIEW", 1),
+        ("IPV6_PREFIX", 0),
+        ("IPV6_PREFIX", 129),
+        ("IPV6_PREFIX", "64"),
     ],
 )
 def test_a_setting_of_the_wrong_type_or_range_is_e007(
@@ -389,9 +392,9 @@ def test_the_new_checks_run_with_manage_py_check(settings: SettingsWrapper) -> N
     assert sorted(our_ids()) == ["whos_online.W005", "whos_online.W006"]
 
 
-def test_an_unusable_can_see_is_e011(settings: SettingsWrapper) -> None:
+def test_an_unusable_can_see_is_e012(settings: SettingsWrapper) -> None:
     settings.WHOS_ONLINE_CAN_SEE = "tests.hiding.no_such_rule"
-    assert ids(checks.check_imports()) == ["whos_online.E011"]
+    assert ids(checks.check_imports()) == ["whos_online.E012"]
 
 
 def test_an_importable_can_see_passes(settings: SettingsWrapper) -> None:

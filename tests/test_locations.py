@@ -318,3 +318,13 @@ def test_a_location_that_cannot_be_written_leaves_the_page_and_the_last_one(
 
 def test_a_path_that_resolves_nowhere_has_no_location() -> None:
     assert location_of(RequestFactory().get("/no/such/path/")) == ""
+
+
+def test_the_page_says_when_users_were_seen_by_redis_clock_not_the_servers(
+    alices: Client, step_wall_clock: Callable[[float], None]
+) -> None:
+    alices.get("/forum/")
+    step_wall_clock(3600)  # this server's clock runs an hour ahead of Redis'
+    html = Client().get(PAGE).content.decode()
+    assert "just now" in html
+    assert "minutes ago" not in html

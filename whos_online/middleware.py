@@ -9,6 +9,7 @@ from asgiref.sync import iscoroutinefunction, markcoroutinefunction, sync_to_asy
 from django.apps import apps
 from django.core.exceptions import ImproperlyConfigured
 from django.http import HttpRequest, HttpResponseBase
+from django.urls import NoReverseMatch, reverse
 from django.utils.cache import patch_cache_control, patch_vary_headers
 
 from whos_online import page
@@ -51,7 +52,10 @@ class WhosOnlineMiddleware:
     def __call__(self, request: HttpRequest) -> Any:
         if self.async_mode:
             return self.__acall__(request)
-        seen = Seen(request, get_store())
+        store = get_store()
+        if store.config.problems:  # logged once by get_config
+            return self.get_response(request)
+        seen = Seen(request, store)
         visit = None if seen.spares else before_view(request, seen)
         outer, page.THREAD.request = page.THREAD.request, request
         try:
@@ -65,7 +69,10 @@ class WhosOnlineMiddleware:
         return response
 
     async def __acall__(self, request: HttpRequest) -> HttpResponseBase:
-        seen = Seen(request, get_store())
+        store = get_store()
+        if store.config.problems:  # logged once by get_config
+            return await self.get_response(request)  # type: ignore[no-any-return,misc]
+        seen = Seen(request, store)
         visit = None
         if not seen.spares:
             visit = await sync_to_async(before_view)(request, seen)
@@ -92,7 +99,7 @@ def before_view(request: HttpRequest, seen: Seen) -> Visit:
         if stale is not None:  # the guard may hold after all
             breaker = store.state.shard_breakers[stale]
             quietly(lambda: store.sync_clock(stale), None, breaker)
-    if not visit.is_guarded:
+    if not visit.is_guarded and not is_heartbeat(request):
         quietly(visit.record, None)
     return visit
 
@@ -110,6 +117,19 @@ def after_view_needed(
         or answered(response)
         and seen.moved(request)
     )
+
+
+def is_heartbeat(request: HttpRequest) -> bool:
+    """Whether this is a POST to the heartbeat, whose view records its user
+    (or refuses to: its rate limit is kept on the server, so a client that
+    drops its guard cookie is not recorded here on every POST)."""
+    if request.method != "POST":
+        return False
+    try:
+        url = reverse("whos_online:heartbeat", getattr(request, "urlconf", None))
+    except NoReverseMatch:
+        return False
+    return request.path == url
 
 
 def after_view(visit: Visit, response: HttpResponseBase) -> None:

@@ -72,7 +72,7 @@ def room_name(room: object, kwargs: Mapping[str, Any] | None = None) -> str | No
         name = f"{room._meta.label_lower}:{room.pk}"
     else:
         name = str(room)
-        with suppress(KeyError, IndexError, ValueError):
+        with suppress(KeyError, IndexError, ValueError, AttributeError, TypeError):
             name = name.format(**(kwargs or {}))
     return None if refuse_bad_room(name) else name
 

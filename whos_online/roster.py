@@ -99,6 +99,9 @@ class Roster(Windowed):
     (``WHOS_ONLINE_NAMES_VISIBLE_TO``, ``WHOS_ONLINE_MIN_NAMES_LISTED``)."""
     nameable: int = 0
     """How many users online the viewer may see named."""
+    now: datetime | None = None
+    """When the snapshot was taken, by Redis' clock (``None`` when Redis
+    could not be read): what "N minutes ago" is counted to."""
 
     @property
     def more(self) -> int:
@@ -186,6 +189,7 @@ def online_roster(
         "today": today,
         "shows_hidden": shows_hidden,
         "shows_hidden_count": gate.shows_hidden_count,
+        "now": as_datetime(snapshot.now),
     }
     if not gate.shows_names(nameable):
         return Roster(**figures, shows_names=False)

@@ -97,12 +97,11 @@ def who_is_online(request: HttpRequest) -> HttpResponseBase:
 @require_POST
 @csrf_protect
 def heartbeat(request: HttpRequest) -> HttpResponseBase:
-    """Record a logged-in user now, at most once per half heartbeat interval."""
+    """Record a logged-in user now, at most once per half heartbeat interval
+    (the middleware leaves heartbeats to this view)."""
     user = request.user
     if not user.is_authenticated:
         return json_response({"error": "Log in first."}, status=403)
-    if visit_of(request).stamp is not None:
-        return HttpResponse(status=204)  # the middleware recorded them just now
     least = conf.HEARTBEAT_SECONDS / 2
     # Records made this long ago keep the user "online" past the next
     # heartbeat, so a heartbeat before then needs none.
@@ -110,13 +109,23 @@ def heartbeat(request: HttpRequest) -> HttpResponseBase:
     visit = visit_of(request)
     done = quietly(lambda: visit.heartbeat(least, fresh_for), "failed")
     if done == "failed":
-        return json_response({"recorded": False}, status=503)
+        return outage_response()
     if done == "refused":
         response = json_response({"recorded": False}, status=429)
         response["Retry-After"] = str(int(least))
         return response
     response = HttpResponse(status=204)
     visit.issue_guard(response)  # which says when they were recorded
+    return response
+
+
+def outage_response() -> HttpResponse:
+    """A 503 for a Redis outage, which the circuit breaker has logged once
+    already: marked as logged, so that Django's ``django.request`` logger
+    (whose ERROR records mail the ``ADMINS``) does not log it again for
+    every open tab's heartbeat."""
+    response = json_response({"recorded": False}, status=503)
+    response._has_been_logged = True  # type: ignore[attr-defined]
     return response
 
 

@@ -12,7 +12,6 @@ logout) records the new identity at once, and the guard is issued.
 from __future__ import annotations
 
 import functools
-import math
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -146,6 +145,7 @@ class Visit:
             address,
             config.guest_addresses,
             lambda: daily_key(config.guard_key, self.store.today()),
+            config.ipv6_prefix,
         )
 
     def record(self) -> None:
@@ -237,16 +237,21 @@ class Visit:
 
         Their guard, which a heartbeat renews (:meth:`issue_guard`), says
         when they were last recorded, so neither answer asks Redis, and a
-        record is a renewal. (Without a guard that holds, the middleware has
-        just recorded them.)"""
+        record is a renewal. Whatever the cookies say, this process records
+        a user's heartbeats at most once per ``least_interval``
+        (``State.heartbeats``): a client that drops its guard is refused
+        too, and a refusal writes nothing."""
         visitor = self.visitor
         assert visitor is not None and visitor.user_pk is not None
         last = self._last_recorded(visitor)
-        age = math.inf if last is None else self.store.state.clock.now() - last
-        if age < least_interval:
+        if last is not None and self.is_guarded:
+            age = self.store.state.clock.now() - last
+            if age < least_interval:
+                return "refused"
+            if age < fresh_for:
+                return "fresh"
+        if not self.store.state.heartbeats.allows(visitor.member, least_interval):
             return "refused"
-        if age < fresh_for:
-            return "fresh"
         sighting = Sighting.heartbeat(
             visitor.kind,
             visitor.member,
