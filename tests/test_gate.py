@@ -101,7 +101,7 @@ def learnt_about(text: str) -> list[str]:
         found.append("name")
     if re.search(r"\b(online|away)\]|'(online|away)'|badge-(online|away)", text):
         found.append("status")
-    if re.search(r"\[seen \d|\[list \w+ \d|datetime\.datetime", text):
+    if re.search(r"\[seen \d|\[list \w+ \d|datetime\.datetime|<time ", text):
         found.append("last seen")
     if "True" in text.split("[")[0] if text.startswith("['") else False:
         found.append("online")
@@ -134,6 +134,37 @@ def test_the_api_says_unknown_where_the_audience_may_not_learn(
     names_for_users_only(subject, settings)
     assert api.status(subject) == "unknown"
     assert not api.is_online(subject)
+
+
+# When a user was last seen: each rule that keeps the time from a guest.
+
+
+def hides_their_last_seen(subject: User, _: SettingsWrapper) -> None:
+    Visibility.objects.create(user=subject, hide_last_seen=True)
+
+
+def the_site_shows_last_seen_roughly(_: User, settings: SettingsWrapper) -> None:
+    settings.WHOS_ONLINE_LAST_SEEN_SHOWN = "approximate"
+
+
+def the_site_shows_no_last_seen(_: User, settings: SettingsWrapper) -> None:
+    settings.WHOS_ONLINE_LAST_SEEN_SHOWN = "never"
+
+
+TIMING: list[Rule] = [
+    hides_their_last_seen,
+    the_site_shows_last_seen_roughly,
+    the_site_shows_no_last_seen,
+]
+
+
+@pytest.mark.parametrize("output", OUTPUTS)
+@pytest.mark.parametrize("rule", TIMING)
+def test_no_output_tells_a_guest_the_time_a_rule_keeps_from_them(
+    subject: User, settings: SettingsWrapper, rule: Rule, output: Callable[[User], str]
+) -> None:
+    rule(subject, settings)
+    assert "last seen" not in learnt_about(output(subject))
 
 
 # A page kept by Django's cache is made for nobody in particular.
@@ -179,6 +210,8 @@ def test_a_subject_who_may_be_seen_is_seen(subject: User) -> None:
     """The other side of every row above: with no rule, each output tells."""
     for output in OUTPUTS:
         assert "name" in learnt_about(output(subject)), output.__name__
+    assert "last seen" in learnt_about(page_of_every_tag(subject))
+    assert "last seen" in learnt_about(public_page(subject))
     presence.record_user(subject.pk)
 
 

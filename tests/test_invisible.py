@@ -266,6 +266,8 @@ def test_the_toggle_is_not_offered_when_invisible_mode_is_off(
     render_toggle: Render, alice: User, settings: SettingsWrapper
 ) -> None:
     settings.WHOS_ONLINE_ALLOW_INVISIBLE = False
+    assert "Appear offline" not in render_toggle(alice)
+    settings.WHOS_ONLINE_LAST_SEEN_SHOWN = "approximate"  # and no other choice
     assert render_toggle(alice).strip() == ""
 
 

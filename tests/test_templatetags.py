@@ -426,3 +426,8 @@ def test_a_user_who_just_logged_in_sees_themselves_on_the_next_page(
     browser.get("/busy-page/")  # a snapshot shared before she logs in
     browser.post(f"/login/{alice.pk}/")
     assert "alice" in browser.get("/busy-page/").content.decode()
+
+
+def test_a_list_of_members_none_of_them_primary_keys_renders_empty() -> None:
+    presence.record("users", "not-a-pk")
+    assert "not-a-pk" not in render()

@@ -80,12 +80,12 @@ def cached(request: HttpRequest) -> HttpResponse:
 EVERY_OUTPUT = (
     "{% load whos_online %}{% whos_online %}"
     "[count {% online_count %} users {% online_count 'users' %}]"
-    "[badge {% online_badge subject %}]"
-    "[status {{ subject|online_status }}]"
-    "[seen {{ subject|last_seen|date:'c' }}]"
     "{% presence_list subjects as rows %}"
     "[list {% for row in rows %}{{ row.status }} {{ row.last_seen|date:'c' }}"
-    "{% endfor %}]"
+    "{{ row.last_seen_label }}{% endfor %}]"
+    "[badge {% online_badge subject %}]"
+    "[status {{ subject|online_status }}]"
+    "[seen {{ subject|last_seen|date:'c' }}{{ subject|last_seen_label }}]"
     "{% whos_online room='thread:1' %}"
 )
 

@@ -157,6 +157,17 @@ class Settings:
         return self._get("CAN_SEE", None)
 
     @property
+    def LAST_SEEN_DAYS(self) -> int:
+        """Days a user's last-seen time is kept beyond the window (0: none)."""
+        return self._get("LAST_SEEN_DAYS", 30)
+
+    @property
+    def LAST_SEEN_SHOWN(self) -> str:
+        """How last-seen times are shown: "exact", "approximate" (recently,
+        within a week, within a month, a long time ago) or "never"."""
+        return self._get("LAST_SEEN_SHOWN", "exact")
+
+    @property
     def ALLOW_INVISIBLE(self) -> bool:
         """Whether users may choose to appear offline (invisible mode)."""
         return self._get("ALLOW_INVISIBLE", True)
@@ -234,6 +245,8 @@ class Config:
     """How many shards presence is split into (``WHOS_ONLINE_SHARDS``)."""
     failure_backoff: float
     max_rooms: int
+    last_seen_kept: int = 0
+    """Seconds a last-seen time is kept (``WHOS_ONLINE_LAST_SEEN_DAYS``)."""
     rooms: Mapping[str, str] = field(default_factory=dict, hash=False)
     """``WHOS_ONLINE_ROOMS``, read once: every 2xx page asks it."""
     root_urlconf: str = ""
@@ -295,6 +308,7 @@ def get_config() -> Config:
         shards=conf.SHARDS,
         failure_backoff=conf.FAILURE_BACKOFF,
         max_rooms=conf.MAX_ROOMS,
+        last_seen_kept=int(conf.LAST_SEEN_DAYS) * 86400,
         rooms=dict(conf.ROOMS),
         root_urlconf=str(getattr(settings, "ROOT_URLCONF", "")),
         problems=tuple(problems),

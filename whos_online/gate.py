@@ -19,7 +19,12 @@ its own. The gate applies, in this order:
 - **the site's own rule**: ``WHOS_ONLINE_CAN_SEE`` says, for a batch of
   users, whom this viewer may see (friends only, one team, blocked users);
   to this viewer the others look exactly like users who are offline, and
-  are not counted. A rule that raises refuses everyone it was asked about.
+  are not counted. A rule that raises refuses everyone it was asked about;
+- **last seen**: ``WHOS_ONLINE_LAST_SEEN_SHOWN`` shows the exact time,
+  only how long ago roughly (recently, within a week, within a month, a
+  long time ago), or nothing; a user who hides their own last seen is shown
+  roughly, and sees others only roughly (as Telegram does it); staff see
+  the exact time.
 
 A response that Django's cache may keep for others is made for nobody in
 particular: its gate is an anonymous viewer's (see :mod:`whos_online.page`).
@@ -27,6 +32,7 @@ particular: its gate is an anonymous viewer's (see :mod:`whos_online.page`).
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable, Sequence
 from dataclasses import replace
 from typing import Any, Literal
@@ -34,8 +40,16 @@ from typing import Any, Literal
 from whos_online import visibility
 from whos_online.conf import conf, get_config
 from whos_online.store import Counts, Today, get_store
+from whos_online.visibility import Choices
 
 Status = Literal["online", "away", "offline", "unknown"]
+Grade = Literal["recently", "within-a-week", "within-a-month", "long-ago"]
+DAY = 86400
+GRADES: tuple[tuple[float, Grade], ...] = (
+    (3 * DAY, "recently"),
+    (7 * DAY, "within-a-week"),
+    (30 * DAY, "within-a-month"),
+)
 
 
 def is_active_staff(user: Any) -> bool:
@@ -110,13 +124,45 @@ class Gate:
         """Whether the number of hidden users is told apart."""
         return self.shows_hidden or conf.PUBLIC_HIDDEN_COUNT == "separate"
 
-    def chosen_hidden(self, pks: Iterable[str]) -> set[str]:
-        """Which of the users ``pks`` (held as visible in Redis) chose to
-        appear offline, by the database: one query, none for no users."""
+    def chosen(self, pks: Iterable[str]) -> Choices:
+        """What the users ``pks`` chose, by the database (which wins over
+        Redis): one query, none for no users or where no choice matters."""
         wanted = list(pks)
-        if not wanted or not conf.ALLOW_INVISIBLE:
-            return set()
-        return visibility.invisible_among(wanted)
+        grades = conf.LAST_SEEN_SHOWN == "exact" and not self.shows_hidden
+        if not wanted or not (conf.ALLOW_INVISIBLE or grades):
+            return Choices()
+        found = visibility.choices_among(wanted)
+        if not conf.ALLOW_INVISIBLE:
+            return Choices(hide_last_seen=found.hide_last_seen)
+        return found
+
+    @functools.cached_property
+    def hides_own_last_seen(self) -> bool:
+        """Whether the viewer hides their own last seen, and so sees others'
+        only roughly (one query, once)."""
+        viewer = self.viewer
+        if (
+            self.shows_hidden
+            or conf.LAST_SEEN_SHOWN != "exact"
+            or not getattr(viewer, "is_authenticated", False)
+        ):
+            return False
+        return visibility.hides_last_seen(viewer)
+
+    def last_seen(
+        self, when: float | None, now: float, hides: bool
+    ) -> tuple[float | None, Grade | None]:
+        """When a user was last seen, as this viewer may learn it: the exact
+        time, or how long ago roughly; ``hides``: whether they chose to
+        hide it."""
+        shown = conf.LAST_SEEN_SHOWN
+        if when is None or shown == "never":
+            return None, None
+        if self.shows_hidden or (
+            shown == "exact" and not hides and not self.hides_own_last_seen
+        ):
+            return when, None
+        return None, grade_of(now - when)
 
     def counts(self, counts: Counts, newly_hidden: int = 0, refused: int = 0) -> Counts:
         """``counts`` as this viewer may learn them. ``newly_hidden``: users
@@ -153,16 +199,33 @@ class Gate:
             today = replace(today, most_online=people)
         return record, today
 
-    def status(
-        self, last_seen: float | None, hidden: bool, now: float, visible_users: int
-    ) -> tuple[Status, float | None]:
-        """A user's status and last-seen time as this viewer may learn them,
-        with ``visible_users`` online that this viewer may see."""
+    def presence(
+        self,
+        seen: float | None,
+        ever: float | None,
+        hidden: bool,
+        hides: bool,
+        now: float,
+        visible_users: int,
+    ) -> tuple[Status, float | None, Grade | None]:
+        """A user's status and when they were last seen (exactly, or
+        roughly), as this viewer may learn them: ``seen`` within the window,
+        ``ever`` beyond it; with ``visible_users`` online that this viewer
+        may see."""
         if not self.shows_names(visible_users):
-            return "unknown", None
-        if last_seen is None or hidden and not self.shows_hidden:
-            return "offline", None
-        return status_for(last_seen, now), last_seen
+            return "unknown", None, None
+        if hidden and not self.shows_hidden:
+            return "offline", None, None
+        exact, grade = self.last_seen(seen if seen is not None else ever, now, hides)
+        return status_for(seen, now), exact, grade
+
+
+def grade_of(ago: float) -> Grade:
+    """How long ago, roughly."""
+    for within, grade in GRADES:
+        if ago < within:
+            return grade
+    return "long-ago"
 
 
 def status_for(last_seen: float | None, now: float) -> Status:

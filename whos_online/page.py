@@ -24,6 +24,7 @@ from django.http import HttpRequest
 
 from whos_online.gate import Gate
 from whos_online.store import Snapshot
+from whos_online.visibility import Choices
 
 ATTRIBUTE = "whos_online"
 
@@ -37,9 +38,10 @@ class Page:
         """(room, with hidden users) -> (names listed, snapshot)."""
         self.badges: dict[str, Any] = {}
         """User key -> their status as this page shows it."""
-        self.chosen_hidden: set[str] | None = None
-        """Which users the page's snapshot lists as visible chose to appear
-        offline (the database's word), once asked."""
+        self.choices: Choices | None = None
+        """What the users the page's snapshot lists as visible chose (the
+        database's word), once asked; those the site's rule keeps from this
+        viewer count as invisible here."""
         self.named_rooms: set[str] = set()
         """The rooms the page's templates named by instance."""
         self.personal = False

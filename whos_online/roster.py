@@ -26,10 +26,11 @@ from whos_online import page
 from whos_online.bots import is_known
 from whos_online.conf import conf
 from whos_online.failsafe import quietly
-from whos_online.gate import Gate, Status
+from whos_online.gate import Gate, Grade, Status
 from whos_online.locations import Location, parse
 from whos_online.rooms import rooms_of_page
-from whos_online.store import Counts, Snapshot, Today, get_store
+from whos_online.store import Counts, LastSeen, Snapshot, Today, get_store
+from whos_online.visibility import Choices
 from whos_online.visitors import Visitor, visit_made, visit_of
 
 # The most users a page's badges are read from in one snapshot; past it, a
@@ -46,10 +47,19 @@ class OnlineUser:
     """Set on the staff page, for viewers who may open the user's admin page."""
     location: Location | None = None
     """Where they were at their last record, if the page had a label."""
+    time_shown: bool = True
+    """Whether the viewer may learn ``last_seen`` to the minute; when not,
+    ``grade`` says how long ago roughly, if anything."""
+    grade: Grade | None = None
 
     @property
     def name(self) -> str:
         return str(self.user)
+
+    @property
+    def last_seen_label(self) -> str:
+        """How long ago, roughly, in the active language ("" if exact)."""
+        return grade_label(self.grade)
 
     @property
     def url(self) -> str | None:
@@ -126,11 +136,32 @@ class UserPresence:
     """``online``, ``away``, ``offline``, or ``unknown`` where the viewer
     may not learn it: a code for CSS classes and tests."""
     last_seen: datetime | None
+    """When they were last seen, within ``WHOS_ONLINE_LAST_SEEN_DAYS``, if
+    the viewer may learn it to the minute."""
+    grade: Grade | None = None
+    """Else how long ago, roughly, if the viewer may learn that."""
 
     @property
     def label(self) -> str:
         """The status in the active language, for people to read."""
         return str(STATUS_LABELS[self.status])
+
+    @property
+    def last_seen_label(self) -> str:
+        """How long ago, roughly, in the active language ("" if exact)."""
+        return grade_label(self.grade)
+
+
+GRADE_LABELS = {
+    "recently": pgettext_lazy("last seen", "last seen recently"),
+    "within-a-week": pgettext_lazy("last seen", "last seen within a week"),
+    "within-a-month": pgettext_lazy("last seen", "last seen within a month"),
+    "long-ago": pgettext_lazy("last seen", "last seen a long time ago"),
+}
+
+
+def grade_label(grade: Grade | None) -> str:
+    return "" if grade is None else str(GRADE_LABELS[grade])
 
 
 def gate_of(viewer: Any, request: HttpRequest | None) -> Gate:
@@ -162,7 +193,8 @@ def online_roster(
         return Roster(window=conf.WINDOW, room=room)
     if room is not None and request is not None and room in rooms_of_page(request):
         snapshot = with_reader(snapshot, reader_of(request), shows_hidden)
-    chosen = gate.chosen_hidden(member for member, _ in snapshot.users)
+    choices = gate.chosen(member for member, _ in snapshot.users)
+    chosen = choices.invisible
     visible_pairs = [pair for pair in snapshot.users if pair[0] not in chosen]
     hidden_pairs = [*snapshot.hidden, *(p for p in snapshot.users if p[0] in chosen)]
     listed: list[OnlineUser] | None = None
@@ -200,13 +232,24 @@ def online_roster(
         listed = users_in_order(
             visible_pairs, hidden_pairs if shows_hidden else (), snapshot.where
         )
+    listed = [_timed(online, gate, choices, snapshot.now) for online in listed[:limit]]
     return Roster(
         **figures,
-        users=listed[:limit],
+        users=listed,
         bots=known,
         other_bots=max(snapshot.counts.bots - len(known), 0),
         nameable=nameable,
     )
+
+
+def _timed(online: OnlineUser, gate: Gate, choices: Choices, now: float) -> OnlineUser:
+    """``online`` with when they were last seen as the viewer may learn it."""
+    seen = online.last_seen.timestamp()
+    hides = str(online.user.pk) in choices.hide_last_seen
+    exact, grade = gate.last_seen(seen, now, hides)
+    if exact is not None:
+        return online
+    return replace(online, time_shown=False, grade=grade)
 
 
 def reader_of(request: HttpRequest) -> Visitor | None:
@@ -323,13 +366,15 @@ def presence_of(
     found = quietly(lambda: get_store().last_seen_many(u.pk for u in users), None)
     if found is None:
         return [UserPresence(user, "offline", None) for user in users]
-    chosen = gate.chosen_hidden(pk for pk in found.seen if pk not in found.hidden)
-    hidden = found.hidden | chosen | gate.refused(users)
-    visible = _visible_users(len(chosen))
-    return [
-        _presence(user, found.seen.get(str(user.pk)), hidden, found.now, gate, visible)
-        for user in users
-    ]
+    choices = gate.chosen(str(user.pk) for user in users)
+    newly_hidden = {pk for pk in choices.invisible if pk in found.seen}
+    hidden = found.hidden | choices.invisible | gate.refused(users)
+    visible = _visible_users(len(newly_hidden - found.hidden))
+    answers = [_presence(user, found, hidden, choices, gate, visible) for user in users]
+    if request is not None:  # later |last_seen filters of the page ask no more
+        seen = page.of(request).badges
+        seen.update((f"seen:{answer.user.pk}", answer) for answer in answers)
+    return answers
 
 
 def _visible_users(newly_hidden: int) -> int:
@@ -343,15 +388,24 @@ def _visible_users(newly_hidden: int) -> int:
 
 def _presence(
     user: Any,
-    seen: float | None,
+    found: LastSeen,
     hidden: AbstractSet[str],
-    now: float,
+    choices: Choices,
     gate: Gate,
     visible_users: int,
 ) -> UserPresence:
-    is_hidden = str(user.pk) in hidden
-    status, last = gate.status(seen, is_hidden, now, visible_users)
-    return UserPresence(user, status, None if last is None else as_datetime(last))
+    pk = str(user.pk)
+    status, exact, grade = gate.presence(
+        found.seen.get(pk),
+        found.ever.get(pk),
+        pk in hidden,
+        pk in choices.hide_last_seen,
+        found.now,
+        visible_users,
+    )
+    return UserPresence(
+        user, status, None if exact is None else as_datetime(exact), grade
+    )
 
 
 def badge_of(user: Any) -> UserPresence:
@@ -380,19 +434,40 @@ def _badge_from_page(user: Any, made: page.Page) -> UserPresence:
     snapshot = quietly(lambda: _page_snapshot(made.request), None)
     if snapshot is None:
         return UserPresence(user, "offline", None)
-    if made.chosen_hidden is None:
-        made.chosen_hidden = gate.chosen_hidden(m for m, _ in snapshot.users)
+    if made.choices is None:
+        choices = gate.chosen(m for m, _ in snapshot.users)
         if gate.judges_each_user:
             online = users_in_order(snapshot.users)
-            made.chosen_hidden |= gate.refused([o.user for o in online])
-    chosen = made.chosen_hidden
-    seen = dict(snapshot.users).get(str(user.pk))
+            refused = gate.refused([o.user for o in online])
+            choices = replace(choices, invisible=choices.invisible | refused)
+        made.choices = choices
+    choices = made.choices
+    member = str(user.pk)
+    seen = dict(snapshot.users).get(member)
     if seen is None and not _lists_everyone(snapshot):
         return presence_of([user], request=made.request)[0]
-    visible = snapshot.counts.users - len(chosen)
+    visible = snapshot.counts.users - len(choices.invisible)
     # A badge shows every hidden user as offline, to staff too.
-    shown = None if str(user.pk) in chosen else seen
-    return _presence(user, shown, frozenset(), snapshot.now, gate, visible)
+    if member in choices.invisible:
+        seen = None
+    found = LastSeen(snapshot.now, {} if seen is None else {member: seen}, frozenset())
+    return _presence(user, found, frozenset(), choices, gate, visible)
+
+
+def seen_of(user: Any) -> UserPresence:
+    """When ``user`` was last seen, beyond the window too, as the page's
+    viewer may learn it: the badge's answer for a user online; for one who
+    is not, one round trip (and one query) of their own, unless a
+    ``presence_list`` of the page asked already."""
+    badge = badge_of(user)
+    made = page.current()
+    if badge.status != "offline" or made is None or not conf.LAST_SEEN_DAYS:
+        return badge
+    key = f"seen:{user.pk}"
+    found = made.badges.get(key)
+    if found is None:
+        found = made.badges[key] = presence_of([user], request=made.request)[0]
+    return found
 
 
 def _page_snapshot(request: HttpRequest) -> Snapshot:

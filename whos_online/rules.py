@@ -131,6 +131,11 @@ SETTING_RULES: dict[str, tuple[Callable[[Any], bool], str]] = {
         lambda v: v is None or is_name(v),
         "None or the dotted path of a function f(user) -> bool",
     ),
+    "LAST_SEEN_DAYS": (lambda v: is_whole(v, 0), "a whole number of days, 0 or more"),
+    "LAST_SEEN_SHOWN": (
+        lambda v: v in ("exact", "approximate", "never"),
+        'one of "exact", "approximate" or "never"',
+    ),
     "CAN_SEE": (
         lambda v: v is None or is_name(v),
         "None or the dotted path of a function can_see(viewer, users)",

@@ -133,25 +133,41 @@ def outage_response() -> HttpResponse:
 @csrf_protect
 def set_visibility(request: HttpRequest) -> HttpResponseBase:
     """A user appears offline (``invisible=1``) or online again (``0``), at
-    once; back to ``next`` when it is a page of this site."""
-    if not conf.ALLOW_INVISIBLE:
-        return json_response({"error": "Invisible mode is off."}, status=404)
+    once, or hides when they were last seen (``hide_last_seen=1``) or shows
+    it again (``0``); back to ``next`` when it is a page of this site."""
     if not request.user.is_authenticated:
         return json_response({"error": "Log in first."}, status=403)
+    if "hide_last_seen" in request.POST:
+        return _choose_last_seen(request, request.POST["hide_last_seen"])
+    if not conf.ALLOW_INVISIBLE:
+        return json_response({"error": "Invisible mode is off."}, status=404)
     choice = request.POST.get("invisible")
     if choice not in ("0", "1"):
         return json_response({"error": "Say invisible=1 or 0."}, status=400)
     if not visibility.set_invisible(request.user, choice == "1"):
         return json_response({"error": "The choice cannot be kept now."}, status=503)
-    after = request.POST.get("next", "")
-    response: HttpResponse = HttpResponse(status=204)
-    if url_has_allowed_host_and_scheme(
-        after, allowed_hosts={request.get_host()}, require_https=request.is_secure()
-    ):
-        response = HttpResponseRedirect(after)
+    response = _chosen(request)
     # Their next page records them as they chose, whatever Redis took now.
     guard.forget(get_store().config, response)
     return response
+
+
+def _choose_last_seen(request: HttpRequest, choice: str) -> HttpResponse:
+    if choice not in ("0", "1"):
+        return json_response({"error": "Say hide_last_seen=1 or 0."}, status=400)
+    if not visibility.set_hide_last_seen(request.user, choice == "1"):
+        return json_response({"error": "The choice cannot be kept now."}, status=503)
+    return _chosen(request)
+
+
+def _chosen(request: HttpRequest) -> HttpResponse:
+    """After a choice: back to ``next`` when it is a page of this site."""
+    after = request.POST.get("next", "")
+    if url_has_allowed_host_and_scheme(
+        after, allowed_hosts={request.get_host()}, require_https=request.is_secure()
+    ):
+        return HttpResponseRedirect(after)
+    return HttpResponse(status=204)
 
 
 @csrf_exempt

@@ -17,11 +17,13 @@ unapplied migration).
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import dataclass
 from typing import Any
 
 from django.contrib.auth import get_user_model
 from django.core.exceptions import ValidationError
 from django.db import DatabaseError, transaction
+from django.db.models import Q
 
 from whos_online.failsafe import quietly
 from whos_online.store import get_store
@@ -30,26 +32,49 @@ from whos_online.store import get_store
 # module, and must be importable when the app is not installed, to say so.
 
 
+@dataclass(frozen=True)
+class Choices:
+    """What some users chose, by key (strings)."""
+
+    invisible: frozenset[str] = frozenset()
+    hide_last_seen: frozenset[str] = frozenset()
+
+
 def is_invisible(user: Any) -> bool:
     """Whether ``user`` chose to appear offline (one query); ``True`` when
     the database cannot say."""
-    return str(user.pk) in invisible_among([user.pk])
+    return str(user.pk) in choices_among([user.pk]).invisible
 
 
-def invisible_among(pks: Iterable[object]) -> set[str]:
-    """Which of the users ``pks`` chose to appear offline, as strings (one
-    query); all of them when the database cannot say."""
+def hides_last_seen(user: Any) -> bool:
+    """Whether ``user`` chose to hide when they were last seen (one query);
+    ``True`` when the database cannot say."""
+    return str(user.pk) in choices_among([user.pk]).hide_last_seen
+
+
+def choices_among(pks: Iterable[object]) -> Choices:
+    """What the users ``pks`` chose (one query; none for no users); every
+    choice that hides, for all of them, when the database cannot say."""
     from whos_online.models import Visibility
 
     wanted = primary_keys(pks)
+    if not wanted:
+        return Choices()
     try:
         # A savepoint, so a failure leaves the page's own transaction usable.
         with transaction.atomic():
-            chosen = Visibility.objects.filter(user_id__in=wanted, invisible=True)
-            return {str(pk) for pk in chosen.values_list("user_id", flat=True)}
+            rows = list(
+                Visibility.objects.filter(user_id__in=wanted)
+                .filter(Q(invisible=True) | Q(hide_last_seen=True))
+                .values_list("user_id", "invisible", "hide_last_seen")
+            )
     except DatabaseError as exc:
         _unreadable(exc)
-        return set(wanted)
+        return Choices(frozenset(wanted), frozenset(wanted))
+    return Choices(
+        frozenset(str(pk) for pk, invisible, _ in rows if invisible),
+        frozenset(str(pk) for pk, _, hides in rows if hides),
+    )
 
 
 def primary_keys(members: Iterable[object]) -> list[str]:
@@ -64,6 +89,23 @@ def primary_keys(members: Iterable[object]) -> list[str]:
             continue
         found.append(str(member))
     return found
+
+
+def set_hide_last_seen(user: Any, hide: bool) -> bool:
+    """Keep whether ``user`` hides when they were last seen; ``False`` if
+    the database could not keep it."""
+    from whos_online.models import Visibility
+
+    try:
+        with transaction.atomic():
+            Visibility.objects.update_or_create(
+                user=user, defaults={"hide_last_seen": hide}
+            )
+    except DatabaseError as exc:
+        _unreadable(exc)
+        return False
+    get_store().state.snapshots.clear()
+    return True
 
 
 def set_invisible(user: Any, invisible: bool) -> bool:

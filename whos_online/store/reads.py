@@ -154,14 +154,15 @@ class Reads(StoreBase):
         members = list(dict.fromkeys(str(pk) for pk in pks))
         if not members:
             seconds, micros = self.client.time()
-            return LastSeen(now=seconds + micros / 1e6, seen={}, hidden=frozenset())
+            now = seconds + micros / 1e6
+            return LastSeen(now=now, seen={}, hidden=frozenset(), ever={})
         by_shard: dict[Shard, list[str]] = {}
         for member in members:
             by_shard.setdefault(self.shard_of(member), []).append(member)
         calls = [
             Call(
                 "last_seen",
-                [shard.key("users"), shard.key("hidden")],
+                [shard.key("users"), shard.key("hidden"), shard.key("last-seen")],
                 chosen[start : start + BATCH],
                 shard,
             )
@@ -171,9 +172,13 @@ class Reads(StoreBase):
         now = 0.0
         seen: dict[str, float] = {}
         hidden: set[str] = set()
+        ever: dict[str, float] = {}
         answered, _ = scripts.run_shards(self.client, calls, self.state.shard_breakers)
-        for call, (answered_at, visible, concealed) in answered:
+        for call, (answered_at, visible, concealed, kept) in answered:
             now = max(now, float(answered_at))
+            for asked, last in zip(call.args, kept, strict=True):
+                if last is not None:
+                    ever[str(asked)] = float(last)
             for asked, shown, secret in zip(call.args, visible, concealed, strict=True):
                 pk = str(asked)
                 if secret is not None and (
@@ -183,7 +188,7 @@ class Reads(StoreBase):
                     hidden.add(pk)
                 elif shown is not None:
                     seen[pk] = float(shown)
-        return LastSeen(now=now, seen=seen, hidden=frozenset(hidden))
+        return LastSeen(now=now, seen=seen, hidden=frozenset(hidden), ever=ever)
 
     def history(self) -> History:
         """The staff page's charts: one round trip, at most 1440 fields per

@@ -133,7 +133,11 @@ class LastSeen:
 
     now: float
     seen: dict[str, float]
+    """Within the window."""
     hidden: frozenset[str]
+    ever: dict[str, float] = field(default_factory=dict)
+    """When each user was last seen, within ``WHOS_ONLINE_LAST_SEEN_DAYS``
+    (beyond the window too)."""
 
 
 @dataclass(frozen=True)

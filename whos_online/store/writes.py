@@ -69,13 +69,18 @@ class Writes(StoreBase):
         if kind == "guests":
             keys.append(shard.day_key(self.today(), "logins"))
         if is_user:
-            keys += [shard.key("hidden"), shard.key(f"devices:{member}")]
+            keys += [
+                shard.key("hidden"),
+                shard.key(f"devices:{member}"),
+                shard.key("last-seen"),
+            ]
         args: list[Arg] = [
             kind,
             member,
             config.window,
             config.max_members,
             sighting.device,
+            config.last_seen_kept,
         ]
         return Call("record", keys, args, shard)
 
@@ -134,6 +139,9 @@ class Writes(StoreBase):
             devices = shard.key(f"devices:{member}")
             pipe.zadd(devices, {sighting.device: now}, xx=True, gt=True, ch=True)
             pipe.zremrangebyscore(devices, "-inf", f"({now - window}")
+        if is_user and config.last_seen_kept:
+            # Only a user the script put there: it keeps the set's cap.
+            pipe.zadd(shard.key("last-seen"), {member: now}, xx=True, gt=True)
         if asks_tick:
             pipe.set(shard.key(f"tick:{minute}"), "1", nx=True, ex=120)
         return pipe

@@ -32,6 +32,7 @@ from whos_online.roster import (
     badge_of,
     online_roster,
     presence_of,
+    seen_of,
 )
 from whos_online.store import Counts
 
@@ -191,10 +192,21 @@ def online_status(user: Any) -> str:
 
 
 @register.filter
+def last_seen_label(user: Any) -> str:
+    """``{{ user|last_seen_label }}``: how long ago the user was last seen,
+    roughly ("last seen within a week"), where the viewer may learn only
+    that; ``""`` where they may learn the time (``|last_seen``) or nothing."""
+    return seen_of(user).last_seen_label if _is_user(user) else ""
+
+
+@register.filter
 def last_seen(user: Any) -> datetime | None:
-    """``{{ user|last_seen|timesince }}``: when the user was last seen within
-    the window; ``None`` when they were not, or for no user."""
-    return badge_of(user).last_seen if _is_user(user) else None
+    """``{{ user|last_seen|timesince }}``: when the user was last seen,
+    within ``WHOS_ONLINE_LAST_SEEN_DAYS``, where the viewer may learn the
+    time (else see ``|last_seen_label``); ``None`` otherwise, or for no
+    user. A user not online costs a round trip of their own: for many, use
+    ``{% presence_list %}``."""
+    return seen_of(user).last_seen if _is_user(user) else None
 
 
 @register.filter
@@ -240,20 +252,27 @@ def whos_online_beacon(
 
 @register.inclusion_tag("whos_online/visibility.html", takes_context=True)
 def whos_online_visibility(context: Context) -> dict[str, Any]:
-    """For a logged-in user: a button to appear offline, or online again
-    (a POST with the CSRF token; one query for the current choice)."""
+    """For a logged-in user: a button to appear offline, or online again,
+    and one to hide when they were last seen, or show it again (each a POST
+    with the CSRF token; one query for both current choices)."""
     viewer = _viewer(context)
     url = _reverse("whos_online:visibility")
+    offers_invisible = conf.ALLOW_INVISIBLE
+    offers_last_seen = conf.LAST_SEEN_SHOWN == "exact"
     if (
         url is None
-        or not conf.ALLOW_INVISIBLE
+        or not (offers_invisible or offers_last_seen)
         or not getattr(viewer, "is_authenticated", False)
     ):
         return {"visibility_url": None}
     request = context.get("request")
+    chosen = visibility.choices_among([viewer.pk])
     return {
         "visibility_url": url,
-        "invisible": visibility.is_invisible(viewer),
+        "offers_invisible": offers_invisible,
+        "invisible": str(viewer.pk) in chosen.invisible,
+        "offers_last_seen": offers_last_seen,
+        "hides_last_seen": str(viewer.pk) in chosen.hide_last_seen,
         "next": getattr(request, "get_full_path", lambda: "")(),
         "csrf_token": context.get("csrf_token"),
     }

@@ -18,12 +18,15 @@
 -- For users (the kinds users and hidden), also:
 -- KEYS[6]  the hidden set; a user is in at most one of KEYS[1] and KEYS[6]
 -- KEYS[7]  the user's devices set (session hash -> last seen)
+-- KEYS[8]  the shard's last-seen set (user key -> last seen), kept beyond
+--          the window, at most ARGV[4] users
 --
 -- ARGV[1]  the kind: users, hidden, guests or bots
 -- ARGV[2]  the member
 -- ARGV[3]  the window, in seconds
 -- ARGV[4]  the most members a set keeps
 -- ARGV[5]  the device to mark in KEYS[7], or ''
+-- ARGV[6]  how long KEYS[8] is kept, in seconds ('0': no last seen is kept)
 --
 -- The caller says whether a user is hidden (the kind hidden): the database
 -- keeps their choice, Redis no copy of it. A member new to a set that is
@@ -114,5 +117,13 @@ if is_user and room and ARGV[5] ~= '' then
   end
   redis.call('ZREMRANGEBYSCORE', KEYS[7], '-inf', '(' .. since)
   redis.call('EXPIRE', KEYS[7], ARGV[3])
+end
+if is_user and room and ARGV[6] ~= '0' then
+  -- A user new to the last-seen set at its cap takes the oldest's place.
+  if redis.call('ZADD', KEYS[8], now, member) == 1
+      and redis.call('ZCARD', KEYS[8]) > tonumber(ARGV[4]) then
+    redis.call('ZREMRANGEBYRANK', KEYS[8], 0, 0)
+  end
+  redis.call('EXPIRE', KEYS[8], ARGV[6])
 end
 return table.concat({now, generation, entered and 1 or 0, moved, tick}, ' ')
