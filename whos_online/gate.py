@@ -71,13 +71,14 @@ def in_audience(viewer: Any) -> bool:
 class Gate:
     """What ``viewer`` (a user, an anonymous user or ``None``) may learn."""
 
-    def __init__(self, viewer: Any) -> None:
+    def __init__(self, viewer: Any, *, staff_page: bool = False) -> None:
         self.viewer = viewer
-        self.shows_hidden = is_active_staff(viewer)
+        self.shows_hidden = staff_page or is_active_staff(viewer)
         """Whether hidden users are shown (marked) and counted apart."""
         self.in_audience = in_audience(viewer)
-        self.can_see = get_config().can_see
-        """The site's rule of whom each viewer may see, if it has one."""
+        self.can_see = None if staff_page else get_config().can_see
+        """The site's rule of whom each viewer may see, if it has one (the
+        staff page, which only staff reach, shows everyone)."""
 
     @property
     def judges_each_user(self) -> bool:

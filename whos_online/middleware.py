@@ -14,10 +14,11 @@ from django.utils.cache import patch_cache_control, patch_vary_headers
 
 from whos_online import page
 from whos_online.failsafe import quietly
+from whos_online.page import visit_of
 from whos_online.rooms import record_page_rooms, rooms_of_page
 from whos_online.seen import Seen, session_changed
 from whos_online.store import get_store
-from whos_online.visitors import Visit, visit_of
+from whos_online.visitors import Visit
 
 
 class WhosOnlineMiddleware:

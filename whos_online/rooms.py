@@ -29,9 +29,9 @@ from whos_online import guard, page
 from whos_online.conf import conf
 from whos_online.failsafe import quietly
 from whos_online.locations import marked
+from whos_online.page import visit_of
 from whos_online.seen import Seen
 from whos_online.store import Store, get_store, is_room_name
-from whos_online.visitors import visit_of
 
 View = TypeVar("View", bound=Callable[..., Any])
 

@@ -28,10 +28,11 @@ from whos_online.conf import conf
 from whos_online.failsafe import quietly
 from whos_online.gate import Gate, Grade, Status
 from whos_online.locations import Location, parse
+from whos_online.page import visit_made, visit_of
 from whos_online.rooms import rooms_of_page
 from whos_online.store import Counts, LastSeen, Snapshot, Today, get_store
 from whos_online.visibility import Choices
-from whos_online.visitors import Visitor, visit_made, visit_of
+from whos_online.visitors import Visitor
 
 # The most users a page's badges are read from in one snapshot; past it, a
 # badge of a user not among the most recent costs a round trip of its own.

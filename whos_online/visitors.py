@@ -1,7 +1,8 @@
 """Who a request comes from, worked out once, and their visit recorded.
 
-A :class:`Visit` is made for a request whose guard does not hold (and found
-again by rooms and views through :func:`visit_of`), from what the
+A :class:`Visit` is made for a request whose guard does not hold (kept on
+the request's :class:`~whos_online.page.Page`, where rooms and views find
+it through :func:`~whos_online.page.visit_of`), from what the
 middleware read of the cookies (:class:`~whos_online.seen.Seen`). It
 resolves the :class:`Visitor` (kind, stored member, user, address) and record
 them, before the view runs, so the page being rendered already counts its
@@ -28,9 +29,6 @@ from whos_online.store import Kind, Sighting, Stamp, Store, get_store
 
 # What a heartbeat did: see Visit.heartbeat.
 Heartbeat = Literal["refused", "fresh", "recorded"]
-
-# The attribute a request's Visit is kept in, once one is made.
-REQUEST_ATTRIBUTE = "whos_online_visit"
 
 
 class Unresolved:
@@ -89,7 +87,6 @@ class Visit:
         """The mark of the rooms the visitor was last recorded in, as far as
         this browser knows."""
         self._visitor = UNRESOLVED
-        setattr(request, REQUEST_ATTRIBUTE, self)
 
     @property
     def is_guarded(self) -> bool:
@@ -336,19 +333,6 @@ class Visit:
             generation=generation,
             secure=self.request.is_secure(),
         )
-
-
-def visit_made(request: HttpRequest) -> Visit | None:
-    """The request's visit, if one was made."""
-    found = getattr(request, REQUEST_ATTRIBUTE, None)
-    return found if isinstance(found, Visit) else None
-
-
-def visit_of(request: HttpRequest, seen: Seen | None = None) -> Visit:
-    """The request's visit, as the middleware saw it (made now if it did not;
-    ``seen``: what the middleware read before the view)."""
-    found = getattr(request, REQUEST_ATTRIBUTE, None)
-    return found if isinstance(found, Visit) else Visit(request, seen=seen)
 
 
 def is_hidden(user: Any, config: Config | None = None) -> bool:
