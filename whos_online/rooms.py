@@ -154,9 +154,11 @@ def rooms_mark(rooms: AbstractSet[str]) -> str:
 
 def record_in_room(request: HttpRequest, room: str) -> None:
     """Record the request's visitor in ``room`` now (a valid name): one round
-    trip; a failure is logged, never raised, and costs nobody else anything."""
+    trip; a failure is logged, never raised, and costs nobody else anything.
+    Crawlers are counted on the site, never in rooms: a crawler fetching
+    every thread would fill the rooms people read."""
     visitor = visit_of(request).visitor
-    if visitor is not None:
+    if visitor is not None and visitor.is_person:
         store = get_store()
         quietly(
             lambda: store.record_in_room(room, visitor.kind, visitor.member),

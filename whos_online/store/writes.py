@@ -197,14 +197,11 @@ class Writes(StoreBase):
             shard.key("rooms"),
             shard.key("room-sizes"),
             shard.key("room-members"),
+            shard.key(""),
             shard.room_key(room, "users" if is_user else kind),
         ]
         if is_user:
-            keys += [
-                shard.room_key(room, "hidden"),
-                shard.key(f"rooms-of:{member}"),
-                shard.key(""),
-            ]
+            keys += [shard.room_key(room, "hidden"), shard.key(f"rooms-of:{member}")]
         args: list[Arg] = [
             kind,
             member,
@@ -224,30 +221,24 @@ class Writes(StoreBase):
 
     def log_out(self, pk: str, device: str) -> LoggedOut:
         """The user ``pk`` logged out on ``device``: take them off the lists,
-        rooms included, unless another device of theirs was seen within the
-        guard period. One round trip, two if they were in rooms."""
+        and out of every room they are in (their places freed), unless
+        another device of theirs was seen within the guard period. One
+        round trip."""
         shard = self.shard_of(pk)
         keys = [
-            shard.key(name)
-            for name in (
-                "users",
-                "hidden",
-                f"devices:{pk}",
-                f"rooms-of:{pk}",
-                f"where:{pk}",
-            )
+            shard.key("users"),
+            shard.key("hidden"),
+            shard.key(f"devices:{pk}"),
+            shard.key(f"rooms-of:{pk}"),
+            shard.key(f"where:{pk}"),
+            shard.key("room-sizes"),
+            shard.key("room-members"),
+            shard.key(""),
         ]
         args: list[Arg] = [pk, device, self.config.guard_seconds]
-        reply = scripts.run(self.client, "log_out", keys, args)
-        if reply is None:
+        was_hidden = scripts.run(self.client, "log_out", keys, args)
+        if was_hidden is None:
             return LoggedOut(removed=False, hidden=False)
-        was_hidden, rooms = reply
-        if rooms:
-            pipe = self.client.pipeline(transaction=False)
-            for room in decoded(rooms):
-                pipe.zrem(shard.room_key(room, "users"), pk)
-                pipe.zrem(shard.room_key(room, "hidden"), pk)
-            pipe.execute()
         return LoggedOut(removed=True, hidden=bool(was_hidden))
 
     def set_invisible(self, pk: str, invisible: bool) -> None:
