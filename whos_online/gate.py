@@ -189,8 +189,9 @@ class Gate:
         self, record: tuple[int, float] | None, today: Today, shown: Counts, now: float
     ) -> tuple[tuple[int, float] | None, Today]:
         """The record and today's figures beside ``shown``, the counts this
-        viewer was given. Redis keeps them for visible people only; a viewer
-        told of hidden users online is never told fewer were ever online."""
+        viewer was given, so that visitors today >= most online today >=
+        online now. Redis keeps them for visible people only; a viewer told
+        of hidden users online is never told fewer were ever online."""
         people = shown.people
         if shown.is_estimate:
             return record, today
@@ -198,6 +199,10 @@ class Gate:
             record = (people, float(int(now) // 60 * 60))
         if people > today.most_online:
             today = replace(today, most_online=people)
+        if today.visitors < today.most_online:
+            # As many were online at once: at least that many came today.
+            missing = today.most_online - today.visitors
+            today = replace(today, guests=today.guests + missing)
         return record, today
 
     def presence(

@@ -168,6 +168,9 @@ class Visit:
             was_guest = before.kind == "guests"
         else:
             was_guest = self.guard is not None and self.guard.is_guests
+        was_user = before is not None and before.user_pk is not None
+        if before is None and self.guard is not None:
+            was_user = not self.guard.is_guests
         self.session_key = Seen(self.request, self.store).session_key
         # A new identity: where it is stored, and in which rooms, is not known.
         self.where = self.rooms = ""
@@ -178,11 +181,17 @@ class Visit:
         left_guest = ""
         if was_guest and after.kind != "guests" and self.address is not None:
             left_guest = before.member if before else self.guest_member(self.address)
-        self._record_as(after, left_guest=left_guest)
+        logged_out = was_user and after.kind == "guests"
+        self._record_as(after, left_guest=left_guest, logged_out=logged_out)
 
-    def _record_as(self, visitor: Visitor, left_guest: str = "") -> None:
+    def _record_as(
+        self, visitor: Visitor, left_guest: str = "", *, logged_out: bool = False
+    ) -> None:
         device = self._device(visitor)
-        if left_guest:
+        if logged_out:
+            # Counted today as the user they were, not once more as a guest.
+            sighting = Sighting.after_logout(visitor.member)
+        elif left_guest:
             sighting = Sighting.login(
                 visitor.kind, visitor.member, device=device, left_guest=left_guest
             )

@@ -81,6 +81,7 @@ class Writes(StoreBase):
             config.max_members,
             sighting.device,
             config.last_seen_kept,
+            "1" if sighting.logged_out else "0",
         ]
         return Call("record", keys, args, shard)
 
