@@ -27,7 +27,6 @@ from django.http import HttpRequest, HttpResponseBase
 
 from whos_online import guard, page
 from whos_online.conf import conf
-from whos_online.failsafe import quietly
 from whos_online.locations import marked
 from whos_online.page import visit_of
 from whos_online.seen import Seen
@@ -159,12 +158,7 @@ def record_in_room(request: HttpRequest, room: str) -> None:
     every thread would fill the rooms people read."""
     visitor = visit_of(request).visitor
     if visitor is not None and visitor.is_person:
-        store = get_store()
-        quietly(
-            lambda: store.record_in_room(room, visitor.kind, visitor.member),
-            None,
-            store.breaker_of(visitor.member),
-        )
+        get_store().record_in_room(room, visitor.kind, visitor.member)
 
 
 def refuse_bad_room(room: object) -> bool:

@@ -24,7 +24,6 @@ from django.dispatch import Signal
 from django.http import HttpRequest
 
 from whos_online import visibility
-from whos_online.failsafe import quietly
 from whos_online.store import Pruned, Store, get_store
 
 logger = logging.getLogger("whos_online")
@@ -71,8 +70,7 @@ def user_logged_out(
     store = get_store()
     device = store.device_of(session_key) if session_key else ""
     pk = str(user.pk)
-    breaker = store.breaker_of(pk)
-    left = quietly(lambda: store.log_out(pk, device), None, breaker)
+    left = store.log_out(pk, device)
     if left is not None and left.removed:
         hidden = left.hidden or visibility.is_invisible(user)
         announce(user_went_offline, user_pk=pk, hidden=hidden, reason="logout")

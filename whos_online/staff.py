@@ -20,7 +20,6 @@ from django.urls import reverse
 
 from whos_online import roster
 from whos_online.conf import conf
-from whos_online.failsafe import quietly
 from whos_online.gate import Gate
 from whos_online.store import (
     HISTORY_MINUTES,
@@ -114,7 +113,7 @@ def staff_overview(
     Users link to their change page on ``admin_site`` when their model is
     registered there.
     """
-    found = quietly(lambda: _read(limit), None)
+    found = _read(limit)
     if found is None:
         return StaffOverview(window=conf.WINDOW)
     history, snapshot, rooms = found
@@ -142,16 +141,20 @@ def staff_overview(
     )
 
 
-def _read(
-    limit: int,
-) -> tuple[History, Snapshot, list[str]]:
+def _read(limit: int) -> tuple[History, Snapshot, list[str]] | None:
+    """What the page shows, or ``None`` as soon as Redis fails."""
     # The history first: the snapshot's clock is then never behind it.
     store = get_store()
     history = store.history()
-    snapshot = store.snapshot(
-        limit, hidden_limit=limit, guest_limit=limit, bot_limit=limit
-    )
-    return history, snapshot, store.rooms()
+    snapshot = None
+    if history is not None:
+        snapshot = store.snapshot(
+            limit, hidden_limit=limit, guest_limit=limit, bot_limit=limit
+        )
+    rooms = None if snapshot is None else store.rooms()
+    if history is None or snapshot is None or rooms is None:
+        return None
+    return history, snapshot, rooms
 
 
 def _staff_users(

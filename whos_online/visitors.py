@@ -22,13 +22,12 @@ from whos_online import guard, locations, signals, visibility
 from whos_online.addresses import client_address
 from whos_online.bots import bot_name
 from whos_online.conf import Config
-from whos_online.failsafe import quietly
 from whos_online.privacy import daily_key, stored_address
 from whos_online.seen import Seen, binding, mark_of, session_changed
 from whos_online.store import Kind, Sighting, Stamp, Store, get_store
 
 # What a heartbeat did: see Visit.heartbeat.
-Heartbeat = Literal["refused", "fresh", "recorded"]
+Heartbeat = Literal["refused", "fresh", "recorded", "failed"]
 
 
 class Unresolved:
@@ -202,7 +201,7 @@ class Visit:
                 device=device,
                 last_recorded=self._last_recorded(visitor),
             )
-        self.stamp = self._recorded(sighting)
+        self.stamp = self.store.record(sighting)
         self._note_recorded(visitor)
 
     def record_location(self, response: HttpResponseBase) -> None:
@@ -216,13 +215,7 @@ class Visit:
         where = locations.location_of(self.request, self.store.state.locations)
         if not where or mark_of(where) == self.where and self.stamp is None:
             return
-        store = self.store
-        kept = quietly(
-            lambda: store.set_location(visitor.member, where),
-            False,
-            store.breaker_of(visitor.member),
-        )
-        if kept:
+        if self.store.set_location(visitor.member, where):
             self.where = mark_of(where)
             self.note_rooms(self.rooms, response)
 
@@ -239,7 +232,8 @@ class Visit:
         """The logged-in user's page is open: ``"refused"`` if they were
         recorded less than ``least_interval`` seconds ago, ``"fresh"`` if
         less than ``fresh_for`` (their status cannot have turned "away" by
-        the next heartbeat), else recorded now. Raises ``RedisError``.
+        the next heartbeat), else recorded now, or ``"failed"`` when Redis
+        could not be reached.
 
         Their guard, which a heartbeat renews (:meth:`issue_guard`), says
         when they were last recorded, so neither answer asks Redis, and a
@@ -256,6 +250,8 @@ class Visit:
                 return "refused"
             if age < fresh_for:
                 return "fresh"
+        if self.store.is_failing(visitor.member):
+            return "failed"  # and the server's limit is left as it was
         if not self.store.state.heartbeats.allows(visitor.member, least_interval):
             return "refused"
         sighting = Sighting.heartbeat(
@@ -264,18 +260,11 @@ class Visit:
             device=self._device(visitor),
             last_recorded=last,
         )
-        self.stamp = self._recorded(sighting, failures=False)
+        self.stamp = self.store.record(sighting)
+        if self.stamp is None:
+            return "failed"
         self._note_recorded(visitor)
         return "recorded"
-
-    def _recorded(self, sighting: Sighting, *, failures: bool = True) -> Stamp | None:
-        """One round trip; a Redis failure gives ``None`` (``failures``) or
-        is raised."""
-        store = self.store
-        if not failures:
-            return store.record(sighting)
-        breaker = store.breaker_of(sighting.member)
-        return quietly(lambda: store.record(sighting), None, breaker)
 
     def _note_recorded(self, visitor: Visitor) -> None:
         self.recorded = visitor
