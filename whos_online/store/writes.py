@@ -113,7 +113,7 @@ class Writes(StoreBase):
         minute = int(now // 60)
         asks = self.state.minutes_asked[shard.index] != minute
         replies = self._renewal(shard, sighting, now, asks).execute()
-        if not self._renewal_holds(sighting, replies):
+        if not self._renewal_holds(sighting, replies[: self._checked(sighting)]):
             return None
         if asks:
             self.state.minutes_asked[shard.index] = minute
@@ -137,7 +137,6 @@ class Writes(StoreBase):
         # A user whose choice changed since their last record is not in the
         # set of their kind: the ZADD XX fails, and the script moves them.
         pipe.zadd(shard.key(kind), {member: now}, xx=True, gt=True, ch=True)
-        pipe.pfadd(shard.minute_key("users" if is_user else "guests", minute), member)
         if is_user and sighting.device:
             # The devices set keeps the expiry the script gave it: once it
             # lapses, the device is missing and the script records the user
@@ -145,6 +144,8 @@ class Writes(StoreBase):
             devices = shard.key(f"devices:{member}")
             pipe.zadd(devices, {sighting.device: now}, xx=True, gt=True, ch=True)
             pipe.zremrangebyscore(devices, "-inf", f"({now - window}")
+        if kind != "hidden":  # the estimates count the visible sets only
+            pipe.pfadd(shard.minute_key(kind, minute), member)
         if is_user and config.last_seen_kept:
             # Only a user the script put there: it keeps the set's cap.
             pipe.zadd(shard.key("last-seen"), {member: now}, xx=True, gt=True)
@@ -152,13 +153,17 @@ class Writes(StoreBase):
             pipe.set(shard.key(f"tick:{minute}"), "1", nx=True, ex=120)
         return pipe
 
-    def _renewal_holds(self, sighting: Sighting, replies: list[Any]) -> bool:
+    @staticmethod
+    def _checked(sighting: Sighting) -> int:
+        """How many of the renewal's first replies say whether it held."""
+        return 2 if sighting.kind != "guests" and sighting.device else 1
+
+    @staticmethod
+    def _renewal_holds(sighting: Sighting, replies: list[Any]) -> bool:
         """Whether the member was renewed where a record would leave them: in
-        the set of their kind, and a user's device among their devices."""
-        renewed = bool(replies[0])
-        if sighting.kind == "guests" or not sighting.device:
-            return renewed
-        return renewed and bool(replies[2])
+        the set of their kind, and a user's device among their devices (the
+        replies of the commands :meth:`_checked` counts)."""
+        return all(replies)
 
     def _forget_guest(self, guest: str) -> list[Call]:
         shard = self.shard_of(guest)
