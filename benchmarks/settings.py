@@ -24,6 +24,13 @@ INSTALLED_APPS = [
     "django.contrib.messages",
     "whos_online",
 ]
+try:  # the peer measured beside us (requirements/bench.txt)
+    import online_users  # type: ignore[import-untyped]  # noqa: F401
+
+    INSTALLED_APPS.append("online_users")
+    PEER_ERROR = ""
+except ImportError as error:
+    PEER_ERROR = f"cannot be imported: {error}"
 AUTH = "django.contrib.auth.middleware.AuthenticationMiddleware"
 STARTPROJECT = [
     "django.middleware.security.SecurityMiddleware",
