@@ -28,9 +28,10 @@ loopback port and measures, in one process and one run:
 - **Floors are the ones measured in the same run**, never replaced. A ratio
   is taken within each round, then summarised: min / median / max over the
   rounds. Where a floor cannot be divided by meaningfully (its median is
-  not above zero, or its rounds spread wider than its median: it is within
-  this machine's noise) the ratio column says so and gives no ratio; rounds
-  whose floor is not above zero give none either.
+  not above twice its rounds' median absolute deviation, nor, for an
+  instruction count, above how far two counts of the bare request differ:
+  it is within this machine's noise) the ratio column says so and gives no
+  ratio; a round whose floor is not above zero gives none either.
 - **Requests** go through Django's `WSGIHandler`, as a WSGI server calls it,
   with `startproject`'s middleware: alone (the bare request), with a
   middleware that only checks a plain cookie (floor A; without the cookie it
@@ -123,10 +124,11 @@ def cell(values: list[float], unit: str = " µs", digits: int = 1) -> str:
 
 
 def too_small(floor: list[float], noise: float = 0) -> bool:
-    """Whether a floor cannot be divided by meaningfully: not above zero, or
-    within its own noise (its rounds spread wider than its median), or not
-    above ``noise`` (two counts of one case differ by that much)."""
-    return med(floor) <= max(noise, 0) or max(floor) - min(floor) > med(floor)
+    """Whether a floor cannot be divided by meaningfully: not above zero,
+    nor above its own noise (twice its rounds' median absolute deviation),
+    nor above ``noise`` (how far two counts of one case differ)."""
+    mid = med(floor)
+    return mid <= max(noise, 2 * med([abs(f - mid) for f in floor]), 0)
 
 
 def ratios(top: list[float], bottom: list[float]) -> list[float]:
@@ -164,7 +166,7 @@ class Table:
         digits = {"/s": 0, " s": 3, "": 0}.get(unit, 1)
         floor = f"{floor}: {cell(bottom, unit, digits)}"
         if noise:
-            floor += f" (two counts of a bare request differ by {noise:,.0f})"
+            floor += f" (bare request counted twice: ±{noise:,.0f})"
         if too_small(bottom, noise):
             text = "floor too small to divide by (within noise)"
             self.derived[name] = {"ratio_median": None, "met": None}

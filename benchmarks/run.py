@@ -169,8 +169,8 @@ def main() -> None:
     from benchmarks import report
 
     args.out.mkdir(parents=True, exist_ok=True)
+    report.write(results, args.out)  # adds the derived figures to results
     (args.out / "results.json").write_text(json.dumps(results, indent=1) + "\n")
-    report.write(results, args.out)
     if args.out.resolve() == DOCS.resolve():
         readme = ROOT / "README.md"
         before, rest = readme.read_text().split(MARKERS[0], 1)
