@@ -219,6 +219,7 @@ def request_costs(world: World, n_rounds: int, block: int, many: int) -> dict[st
         for case in cases.values():
             case()
     raw = rounds(cases, n_rounds)
+    recorded(world, next(threads) - 1, "users")
     sent = {}  # a guard that no longer held would have sent a record
     for name in [name for name in cheap if name.startswith("guarded")]:
         commands = Inside(world.client).once(cases[name])["commands"] / block
@@ -245,6 +246,13 @@ def listed(world: World) -> None:
     }
 
 
+def recorded(world: World, thread: int, kind: str) -> None:
+    """Check a reader was recorded in the thread they opened last, not
+    refused at a cap, which would cost less."""
+    if not layout.room_size(world.client, f"thread:{thread}", kind):
+        raise RuntimeError(f"thread {thread} was refused: raise WHOS_ONLINE_MAX_ROOMS")
+
+
 def same_page(base: dict[str, Any], case: dict[str, Any]) -> dict[str, Any]:
     """The bare request ``base`` for the page ``case`` asks for."""
     return base | {"PATH_INFO": case["PATH_INFO"]}
@@ -268,6 +276,7 @@ def redis_costs(
     renewing = itertools.cycle(range(world.size))
     returning = itertools.cycle(range(world.size // 2, world.size))
     threads = itertools.count(2 * 10**6)
+    last = {"guests": 0, "users": 0}  # the thread each reader read last
     user_in_room = world.issue("198.51.100.7", world.user(0), "/thread/7/")
     users = itertools.cycle(range(len(world.sessions)))
     pks = [str(pk) for pk in get_user_model().objects.values_list("pk", flat=True)]
@@ -288,13 +297,14 @@ def redis_costs(
     time.sleep(1.2)
     back = itertools.cycle(range(len(pks)))
 
-    def reader(address: str, cookies: dict[str, str]) -> Callable[[], None]:
+    def reader(kind: str, address: str, cookies: dict[str, str]) -> Callable[[], None]:
         """A browser reading thread after thread, its cookies kept: each
         page a room new to the reader."""
         jar = dict(cookies)
 
         def read() -> None:
-            page = f"/thread/{next(threads)}/"
+            last[kind] = next(threads)
+            page = f"/thread/{last[kind]}/"
             jar.update(cookies_set(ours(environ(page, address, jar))))
 
         return read
@@ -342,9 +352,12 @@ def redis_costs(
         "widget below the cap": (get("/widget/", "203.0.113.9", guest), None),
         "guarded request": (get("/", "203.0.113.9", guest), None),
         "guarded room page": (get("/thread/7/", "203.0.113.9", in_room), None),
-        "guest reading thread after thread": (reader("203.0.113.9", in_room), None),
+        "guest reading thread after thread": (
+            reader("guests", "203.0.113.9", in_room),
+            None,
+        ),
         "user reading thread after thread": (
-            reader("198.51.100.7", user_in_room),
+            reader("users", "198.51.100.7", user_in_room),
             None,
         ),
     }
@@ -379,6 +392,8 @@ def redis_costs(
                 out[name].append(
                     inside.measure(fn, min(n, len(pks)) if before else n, before)
                 )
+    for kind, thread in last.items():
+        recorded(world, thread, kind)
     return out
 
 

@@ -412,14 +412,20 @@ def write(results: dict[str, Any], out: Path) -> None:
 
 
 def operations(results: dict[str, Any]) -> str:
-    """Each operation's median µs inside Redis, core µs and commands."""
+    """Each operation's median µs inside Redis, core µs and commands sent,
+    and what Redis ran for it (a script's own commands too), first round."""
     body = []
     for name, rounds in results["redis"].items():
         us, core, sent = (
             med([r[k] for r in rounds]) for k in ("us", "core_us", "commands")
         )
-        body.append([name, f"{us:.1f}", f"{core:.1f}", f"{sent:.2f}"])
-    return markdown(["Operation", "µs inside Redis", "Core µs", "Commands sent"], body)
+        ran = sorted(
+            rounds[0].get("per_command", {}).items(), key=lambda c: -c[1]["us"]
+        )
+        text = ", ".join(f"{cmd} {c['calls']:g}× {c['us']:.1f} µs" for cmd, c in ran)
+        body.append([name, f"{us:.1f}", f"{core:.1f}", f"{sent:.2f}", text])
+    header = ["Operation", "µs inside Redis", "Core µs", "Commands sent"]
+    return markdown([*header, "Run by Redis: calls and µs each (commandstats)"], body)
 
 
 HEADLINE = (
