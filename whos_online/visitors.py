@@ -129,8 +129,13 @@ class Visit:
 
     def _hides(self, user: Any) -> bool:
         """Whether the user is hidden: by the site's rule, or by their own
-        choice, read from the database (one query), whatever Redis holds."""
+        choice, read from the database (one query) whenever they are
+        recorded, whatever Redis holds. While their guard holds (a room page,
+        a beacon), the guard says what their last record read, at most a
+        guard period ago; every output checks the database meanwhile."""
         config = self.config
+        if self.is_guarded and self.guard is not None:
+            return self.guard.is_hidden
         return is_hidden(user, config) or (
             config.allow_invisible and visibility.is_invisible(user)
         )
