@@ -8,8 +8,8 @@ import pytest
 from asgiref.sync import async_to_sync
 from django.contrib.auth.models import AnonymousUser, Group, User
 from django.core.checks import run_checks
-from django.template import engines
 from django.db import connection
+from django.template import engines
 from django.test import AsyncClient, Client
 from django.test.utils import CaptureQueriesContext
 from pytest_django.fixtures import Settings as SettingsWrapper
