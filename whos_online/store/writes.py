@@ -104,7 +104,7 @@ class Writes(StoreBase):
             last is None
             or sighting.kind == "bots"  # no guard names a bot's record
             or sighting.left_guest
-            or not clock.vouches(label, math.inf)
+            or not clock.holds_until(label, math.inf)
         ):
             return None
         now = clock.now()
