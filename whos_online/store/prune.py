@@ -45,13 +45,13 @@ class Prune(StoreBase):
     def _prune_last_seen(self, shard: Shard) -> int:
         """Forget last-seen times older than ``WHOS_ONLINE_LAST_SEEN_DAYS``
         (the set holds at most ``WHOS_ONLINE_MAX_MEMBERS``: one command)."""
-        keys = [shard.key("last-seen")]
+        keys = [shard.last_seen()]
         args = [self.config.last_seen_kept]
         return int(scripts.run(self.client, "prune_last_seen", keys, args))
 
     def _prune_users(self, shard: Shard, kind: Kind) -> list[str]:
         """Remove the stale members of ``kind`` a batch at a time; which."""
-        keys = [shard.key(kind), shard.key("prune-scratch")]
+        keys = [shard.members(kind), shard.prune_scratch()]
         args: list[Arg] = [self.config.window, PRUNE_BATCH, "0", "1"]
         left: list[str] = []
         while True:
@@ -61,7 +61,7 @@ class Prune(StoreBase):
                 return left
 
     def _prune_set(self, shard: Shard, kind: Kind, *, dry_run: bool) -> int:
-        keys = [shard.key(kind), shard.key("prune-scratch")]
+        keys = [shard.members(kind), shard.prune_scratch()]
         window = self.config.window
         if dry_run:
             return int(scripts.run(self.client, "prune", keys, [window, 0, "1", "0"]))
@@ -74,9 +74,9 @@ class Prune(StoreBase):
                 return removed
 
     def _prune_rooms(self, shard: Shard, *, dry_run: bool) -> dict[str, int]:
-        rooms = decoded(self.client.zrange(shard.key("rooms"), 0, -1))
+        rooms = decoded(self.client.zrange(shard.rooms(), 0, -1))
         removed: dict[str, int] = {"rooms": 0}
-        counters = [shard.key(name) for name in ("rooms", "room-sizes", "room-members")]
+        counters = [shard.rooms(), shard.room_sizes(), shard.room_members()]
         for start in range(0, len(rooms), ROOMS_BATCH):
             batch = rooms[start : start + ROOMS_BATCH]
             keys = counters + [
