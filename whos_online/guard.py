@@ -130,7 +130,9 @@ def issue(
     if guest_address is None:
         kind, address, max_age = "h" if hidden else "u", "", config.user_cookie_age
     else:
-        kind, address, max_age, where = "g", guest_address, seconds, ""
+        # Kept for the window, though it spares only the guard period: a
+        # guest back within the window is renewed with plain commands.
+        kind, address, max_age, where = "g", guest_address, config.window, ""
     marks = f"{where}|{rooms}"
     mac = _mac(config, expires, kind, generation, marks, address, session_key)
     response.set_cookie(
