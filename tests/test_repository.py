@@ -202,3 +202,13 @@ def test_every_action_of_the_release_workflow_is_pinned_to_a_commit() -> None:
     actions = re.findall(r"uses: (\S+)", read(WORKFLOW))
     assert actions
     assert [a for a in actions if not re.search(r"@[0-9a-f]{40}$", a)] == []
+
+
+def test_every_script_opens_with_its_contract_and_no_flags() -> None:
+    """A first line of script flags (``#!lua flags=no-writes``) is refused
+    by Redis 6.2, which we support, and by fakeredis, which sites test with:
+    every script opens with the comment naming its keys, arguments and reply."""
+    scripts = sorted(Path(ROOT, "whos_online", "store", "lua").glob("*.lua"))
+    assert scripts
+    for script in scripts:
+        assert script.read_text().startswith("-- "), script.name
