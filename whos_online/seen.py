@@ -59,7 +59,9 @@ class Cookies:
         if (
             verdict is None
             or verdict.session_key != session_key
-            or not same_sources(verdict.sources, request.META, config)
+            or verdict.sources is not None  # a guest's: bound to an address
+            and verdict.sources != request.META.get("REMOTE_ADDR")
+            and not same_sources(verdict.sources, request.META, config)
         ):
             verdict = verdict_on(request, config, memo, raw, session_key)
         self.guard = found = verdict.guard
@@ -124,14 +126,11 @@ def verdict_on(
 
 
 def same_sources(sources: object, meta: Mapping[str, object], config: Config) -> bool:
-    """Whether a verdict reached with ``sources`` (``None``: a user's guard,
-    bound to no address) holds for a request of ``meta``."""
-    return (
-        sources is None
-        # Without proxies the sources are the socket's address: a lookup tells.
-        or sources == meta.get("REMOTE_ADDR")
-        or sources == address_sources(meta, config)
-    )
+    """Whether a guest's verdict reached with ``sources`` holds for a request
+    of ``meta`` (a user's guard is bound to no address)."""
+    # Without proxies the sources are the socket's address, which the caller
+    # compares first.
+    return sources == address_sources(meta, config)
 
 
 def address_sources(meta: Mapping[str, object], config: Config) -> object:
