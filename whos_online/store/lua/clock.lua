@@ -6,6 +6,8 @@
 --
 -- Returns {now as "seconds.micros", generation or ''}.
 
+local meta = KEYS[1]
+
 local t = redis.call('TIME')
 local now = t[1] .. '.' .. string.format('%06d', tonumber(t[2]))
-return {now, redis.call('HGET', KEYS[1], 'generation') or ''}
+return {now, redis.call('HGET', meta, 'generation') or ''}

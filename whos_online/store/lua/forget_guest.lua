@@ -13,8 +13,11 @@
 --
 -- Returns nothing.
 
-redis.call('ZREM', KEYS[1], ARGV[1])
-if redis.call('SCARD', KEYS[2]) < tonumber(ARGV[2]) then
-  redis.call('SADD', KEYS[2], ARGV[1])
-  redis.call('EXPIRE', KEYS[2], 172800)
+local guests, logins = KEYS[1], KEYS[2]
+local guest, most_members = ARGV[1], tonumber(ARGV[2])
+
+redis.call('ZREM', guests, guest)
+if redis.call('SCARD', logins) < most_members then
+  redis.call('SADD', logins, guest)
+  redis.call('EXPIRE', logins, 172800)
 end

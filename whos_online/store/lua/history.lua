@@ -4,6 +4,8 @@
 --
 -- Returns {now as "seconds.micros", every "minute:online" value}.
 
+local history = KEYS[1]
+
 local t = redis.call('TIME')
 local now = t[1] .. '.' .. string.format('%06d', tonumber(t[2]))
-return {now, redis.call('HVALS', KEYS[1])}
+return {now, redis.call('HVALS', history)}

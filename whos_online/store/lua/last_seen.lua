@@ -10,8 +10,11 @@
 -- Returns {now as "seconds.micros", scores in KEYS[1], scores in KEYS[2],
 -- scores in KEYS[3]}, each score false where the user is not in that set.
 
+local users, hidden, last_seen = KEYS[1], KEYS[2], KEYS[3]
+local pks = ARGV
+
 local t = redis.call('TIME')
 local now = t[1] .. '.' .. string.format('%06d', tonumber(t[2]))
-return {now, redis.call('ZMSCORE', KEYS[1], unpack(ARGV)),
-        redis.call('ZMSCORE', KEYS[2], unpack(ARGV)),
-        redis.call('ZMSCORE', KEYS[3], unpack(ARGV))}
+return {now, redis.call('ZMSCORE', users, unpack(pks)),
+        redis.call('ZMSCORE', hidden, unpack(pks)),
+        redis.call('ZMSCORE', last_seen, unpack(pks))}

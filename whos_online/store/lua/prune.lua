@@ -23,39 +23,41 @@
 -- Returns how many members were (or, counting, would be) removed, or with
 -- ARGV[4] the members removed.
 
+local set, scratch = KEYS[1], KEYS[2]
+local window, batch, counting = tonumber(ARGV[1]), tonumber(ARGV[2]), ARGV[3] == '1'
+local naming, most_copied = ARGV[4] == '1', tonumber(ARGV[5])
+
 local t = redis.call('TIME')
-local since = '(' .. (tonumber(t[1]) - tonumber(ARGV[1])) .. '.'
-  .. string.format('%06d', tonumber(t[2]))
-local batch, most_copied = tonumber(ARGV[2]), tonumber(ARGV[5])
-if ARGV[3] == '1' then
-  return redis.call('ZCOUNT', KEYS[1], '-inf', since)
+local since = '(' .. (tonumber(t[1]) - window) .. '.' .. string.format('%06d', tonumber(t[2]))
+if counting then
+  return redis.call('ZCOUNT', set, '-inf', since)
 end
-if ARGV[4] == '1' then
-  local leaving = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', since, 'LIMIT', 0, batch)
+if naming then
+  local leaving = redis.call('ZRANGEBYSCORE', set, '-inf', since, 'LIMIT', 0, batch)
   if #leaving > 0 then
-    redis.call('ZREM', KEYS[1], unpack(leaving))
+    redis.call('ZREM', set, unpack(leaving))
   end
   return leaving
 end
-local stale = redis.call('ZCOUNT', KEYS[1], '-inf', since)
+local stale = redis.call('ZCOUNT', set, '-inf', since)
 if stale == 0 then
   return 0
 end
-local online = redis.call('ZCARD', KEYS[1]) - stale
+local online = redis.call('ZCARD', set) - stale
 if stale > online and online <= most_copied then
-  local ttl = redis.call('PTTL', KEYS[1])
+  local ttl = redis.call('PTTL', set)
   if online > 0 then
-    redis.call('ZRANGESTORE', KEYS[2], KEYS[1], string.sub(since, 2), '+inf', 'BYSCORE')
+    redis.call('ZRANGESTORE', scratch, set, string.sub(since, 2), '+inf', 'BYSCORE')
   end
-  redis.call('UNLINK', KEYS[1])
+  redis.call('UNLINK', set)
   if online > 0 then
-    redis.call('RENAME', KEYS[2], KEYS[1])
+    redis.call('RENAME', scratch, set)
     if ttl > 0 then
-      redis.call('PEXPIRE', KEYS[1], ttl)
+      redis.call('PEXPIRE', set, ttl)
     end
   end
   return stale
 end
 local n = math.min(stale, batch)
-redis.call('ZREMRANGEBYRANK', KEYS[1], 0, n - 1)
+redis.call('ZREMRANGEBYRANK', set, 0, n - 1)
 return n

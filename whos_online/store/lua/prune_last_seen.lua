@@ -7,6 +7,8 @@
 --
 -- Returns how many users were forgotten.
 
+local last_seen, kept = KEYS[1], tonumber(ARGV[1])
+
 local t = redis.call('TIME')
-local since = tonumber(t[1]) - tonumber(ARGV[1])
-return redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', '(' .. since)
+local since = tonumber(t[1]) - kept
+return redis.call('ZREMRANGEBYSCORE', last_seen, '-inf', '(' .. since)

@@ -16,15 +16,21 @@
 -- Returns, for each room, how many members were (or, counting, would be)
 -- removed from each of its four sets, and 1 if it left the index, else 0.
 
+local index, sizes, members_key = KEYS[1], KEYS[2], KEYS[3]
+local window, counting = tonumber(ARGV[1]), ARGV[2] == '1'
+-- Room r's four sets (users, hidden, guests, bots) are KEYS[4 * r + k].
+local function set_of(r, k)
+  return KEYS[4 * r + 3 + k]
+end
+
 local t = redis.call('TIME')
-local stale_before = '(' .. (tonumber(t[1]) - tonumber(ARGV[1])) .. '.'
+local stale_before = '(' .. (tonumber(t[1]) - window) .. '.'
   .. string.format('%06d', tonumber(t[2]))
-local counting = ARGV[2] == '1'
 local removed = {}
 for r = 3, #ARGV do
   local room, size = ARGV[r], 0
   for k = 1, 4 do
-    local set = KEYS[4 * (r - 3) + 3 + k]
+    local set = set_of(r - 3, k)
     local stale
     if counting then
       stale = redis.call('ZCOUNT', set, '-inf', stale_before)
@@ -35,13 +41,13 @@ for r = 3, #ARGV do
     removed[#removed + 1] = stale
   end
   if not counting then
-    local held = tonumber(redis.call('ZSCORE', KEYS[2], room) or '0')
-    redis.call('INCRBY', KEYS[3], size - held)
+    local held = tonumber(redis.call('ZSCORE', sizes, room) or '0')
+    redis.call('INCRBY', members_key, size - held)
     if size == 0 then
-      removed[#removed + 1] = redis.call('ZREM', KEYS[1], room)
-      redis.call('ZREM', KEYS[2], room)
+      removed[#removed + 1] = redis.call('ZREM', index, room)
+      redis.call('ZREM', sizes, room)
     else
-      redis.call('ZADD', KEYS[2], size, room)
+      redis.call('ZADD', sizes, size, room)
     end
   end
   if #removed % 5 ~= 0 then

@@ -16,13 +16,16 @@
 --
 -- Returns nothing.
 
+local record, daily_peaks, figures = KEYS[1], KEYS[2], KEYS[3]
+local shard, minute, shard_online = ARGV[1], tonumber(ARGV[2]), ARGV[3]
+local shard_estimated, today = ARGV[4], tonumber(ARGV[5])
+
 local t = redis.call('TIME')
 local now = t[1] .. '.' .. string.format('%06d', tonumber(t[2]))
-local minute = tonumber(ARGV[2])
-redis.call('HSET', KEYS[3], ARGV[1], ARGV[2] .. ':' .. ARGV[3] .. ':' .. ARGV[4])
-redis.call('EXPIRE', KEYS[3], 300)
+redis.call('HSET', figures, shard, minute .. ':' .. shard_online .. ':' .. shard_estimated)
+redis.call('EXPIRE', figures, 300)
 local online = 0
-for _, figure in ipairs(redis.call('HVALS', KEYS[3])) do
+for _, figure in ipairs(redis.call('HVALS', figures)) do
   local at, count, estimated = string.match(figure, '^(%d+):(%d+):(%d)$')
   if tonumber(at) >= minute - 1 then
     if estimated == '1' then
@@ -31,18 +34,18 @@ for _, figure in ipairs(redis.call('HVALS', KEYS[3])) do
     online = online + tonumber(count)
   end
 end
-if online > tonumber(redis.call('HGET', KEYS[1], 'count') or '0') then
-  redis.call('HSET', KEYS[1], 'count', online, 'at', now)
+if online > tonumber(redis.call('HGET', record, 'count') or '0') then
+  redis.call('HSET', record, 'count', online, 'at', now)
 end
-local peak = redis.call('HGET', KEYS[2], ARGV[5])
+local peak = redis.call('HGET', daily_peaks, today)
 if not peak then
   -- A new day: forget the days older than 90.
-  for _, day in ipairs(redis.call('HKEYS', KEYS[2])) do
-    if tonumber(day) <= tonumber(ARGV[5]) - 90 then
-      redis.call('HDEL', KEYS[2], day)
+  for _, day in ipairs(redis.call('HKEYS', daily_peaks)) do
+    if tonumber(day) <= today - 90 then
+      redis.call('HDEL', daily_peaks, day)
     end
   end
 end
 if online > tonumber(peak or '0') then
-  redis.call('HSET', KEYS[2], ARGV[5], online)
+  redis.call('HSET', daily_peaks, today, online)
 end

@@ -6,7 +6,8 @@
 --
 -- Returns the room names, in no particular order.
 
+local index, window = KEYS[1], tonumber(ARGV[1])
+
 local t = redis.call('TIME')
-local since = (tonumber(t[1]) - tonumber(ARGV[1])) .. '.'
-  .. string.format('%06d', tonumber(t[2]))
-return redis.call('ZRANGEBYSCORE', KEYS[1], since, '+inf')
+local since = (tonumber(t[1]) - window) .. '.' .. string.format('%06d', tonumber(t[2]))
+return redis.call('ZRANGEBYSCORE', index, since, '+inf')

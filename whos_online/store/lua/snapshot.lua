@@ -21,44 +21,48 @@
 -- of the hidden users listed}, {the estimates of the users and guests sets,
 -- -1 for a set below its cap}}.
 
+-- The four sets of the site or a room, by kind: users, hidden, guests, bots.
+local sets = {KEYS[1], KEYS[2], KEYS[3], KEYS[4]}
+local meta = KEYS[5]
+local window, most_members = tonumber(ARGV[1]), tonumber(ARGV[6])
+local wanted = {ARGV[2], ARGV[3], ARGV[4], ARGV[5]}
+
 local t = redis.call('TIME')
 local micros = string.format('%06d', tonumber(t[2]))
 local now = t[1] .. '.' .. micros
-local since = (tonumber(t[1]) - tonumber(ARGV[1])) .. '.' .. micros
+local since = (tonumber(t[1]) - window) .. '.' .. micros
 
 local listed, counts = {}, {}
-for i = 1, 4 do
+for i, set in ipairs(sets) do
   listed[i] = {}
-  if tonumber(ARGV[i + 1]) > 0 then
-    listed[i] = redis.call('ZREVRANGEBYSCORE', KEYS[i], '+inf', since,
-                           'WITHSCORES', 'LIMIT', 0, ARGV[i + 1])
+  if tonumber(wanted[i]) > 0 then
+    listed[i] = redis.call('ZREVRANGEBYSCORE', set, '+inf', since,
+                           'WITHSCORES', 'LIMIT', 0, wanted[i])
   end
-  counts[i] = redis.call('ZCOUNT', KEYS[i], since, '+inf')
+  counts[i] = redis.call('ZCOUNT', set, since, '+inf')
 end
-local generation = redis.call('HGET', KEYS[5], 'generation') or ''
+local generation = redis.call('HGET', meta, 'generation') or ''
 if #KEYS == 5 then
   return {now, listed, counts, generation}
 end
 
+local start, users_today, guests_today, logins_today = KEYS[6], KEYS[7], KEYS[8], KEYS[9]
+local estimates_of = {KEYS[10], KEYS[11]}  -- the users', the guests'
 local day = {
-  redis.call('SCARD', KEYS[7]),
-  redis.call('PFCOUNT', KEYS[8]),
-  redis.call('SCARD', KEYS[9]),
+  redis.call('SCARD', users_today),
+  redis.call('PFCOUNT', guests_today),
+  redis.call('SCARD', logins_today),
 }
 local where = {{}, {}}
-for i = 1, 2 do
-  local members = {}
+for i = 1, 2 do  -- the users and the hidden users listed
   for j = 1, #listed[i], 2 do
-    members[#members + 1] = listed[i][j]
-  end
-  for j, member in ipairs(members) do
-    where[i][j] = redis.call('GET', KEYS[6] .. 'where:' .. member)
+    where[i][#where[i] + 1] = redis.call('GET', start .. 'where:' .. listed[i][j])
   end
 end
 local estimates = {-1, -1}
-for i, set in ipairs({1, 3}) do
-  if redis.call('ZCARD', KEYS[set]) >= tonumber(ARGV[6]) then
-    estimates[i] = redis.call('PFCOUNT', KEYS[9 + i])
+for i, set in ipairs({sets[1], sets[3]}) do
+  if redis.call('ZCARD', set) >= most_members then
+    estimates[i] = redis.call('PFCOUNT', estimates_of[i])
   end
 end
 return {now, listed, counts, generation, day, where, estimates}

@@ -24,27 +24,32 @@
 -- Returns {people online and visible, 1 if that number is an estimate
 -- else 0}.
 
-for i = 1, 3 do
-  redis.call('EXPIRE', KEYS[i], ARGV[1])
+local users, hidden, guests, history = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
+local users_estimate, guests_estimate = KEYS[5], KEYS[6]
+local window, most_members = tonumber(ARGV[1]), tonumber(ARGV[2])
+local minute, span = ARGV[3], tonumber(ARGV[4])
+-- The closed minutes' HyperLogLogs, of the users then of the guests.
+local function minutes_of(place)
+  local first = 7 + place * span
+  return unpack(KEYS, first, first + span - 1)
+end
+
+for _, set in ipairs({users, hidden, guests}) do
+  redis.call('EXPIRE', set, window)
 end
 local t = redis.call('TIME')
-local since = (tonumber(t[1]) - tonumber(ARGV[1])) .. '.'
-  .. string.format('%06d', tonumber(t[2]))
-local span = tonumber(ARGV[4])
--- The users and guests sets, by their place among the estimates.
-local places = {[1] = 0, [3] = 1}
+local since = (tonumber(t[1]) - window) .. '.' .. string.format('%06d', tonumber(t[2]))
 local online, estimated = 0, 0
-for _, i in ipairs({1, 3}) do
-  local count = redis.call('ZCOUNT', KEYS[i], since, '+inf')
-  local place = places[i]
-  if place and redis.call('ZCARD', KEYS[i]) >= tonumber(ARGV[2]) then
-    local first = 7 + place * span
-    redis.call('PFMERGE', KEYS[5 + place], unpack(KEYS, first, first + span - 1))
-    redis.call('EXPIRE', KEYS[5 + place], tonumber(ARGV[1]) + 120)
-    count = math.max(count, redis.call('PFCOUNT', KEYS[5 + place]))
+for place, visible in ipairs({{users, users_estimate}, {guests, guests_estimate}}) do
+  local set, estimate = visible[1], visible[2]
+  local count = redis.call('ZCOUNT', set, since, '+inf')
+  if redis.call('ZCARD', set) >= most_members then
+    redis.call('PFMERGE', estimate, minutes_of(place - 1))
+    redis.call('EXPIRE', estimate, window + 120)
+    count = math.max(count, redis.call('PFCOUNT', estimate))
     estimated = 1
   end
   online = online + count
 end
-redis.call('HSET', KEYS[4], tonumber(ARGV[3]) % 1440, ARGV[3] .. ':' .. online)
+redis.call('HSET', history, tonumber(minute) % 1440, minute .. ':' .. online)
 return {online, estimated}

@@ -12,14 +12,17 @@
 --
 -- Returns the rooms the user is in, for the caller to move them there too.
 
-local from, to = KEYS[1], KEYS[2]
-if ARGV[2] ~= '1' then
-  from, to = KEYS[2], KEYS[1]
+local users, hidden, rooms_of = KEYS[1], KEYS[2], KEYS[3]
+local member, invisible, window = ARGV[1], ARGV[2] == '1', ARGV[3]
+
+local from, to = users, hidden
+if not invisible then
+  from, to = hidden, users
 end
-local seen = redis.call('ZSCORE', from, ARGV[1])
+local seen = redis.call('ZSCORE', from, member)
 if seen then
-  redis.call('ZREM', from, ARGV[1])
-  redis.call('ZADD', to, seen, ARGV[1])
-  redis.call('EXPIRE', to, ARGV[3])
+  redis.call('ZREM', from, member)
+  redis.call('ZADD', to, seen, member)
+  redis.call('EXPIRE', to, window)
 end
-return redis.call('ZRANGE', KEYS[3], 0, -1)
+return redis.call('ZRANGE', rooms_of, 0, -1)
