@@ -10,7 +10,8 @@ from pytest_django.fixtures import Settings as SettingsWrapper
 
 from tests import presence
 from whos_online.gate import status_for
-from whos_online.roster import online_roster, presence_of
+from whos_online.roster import online_roster
+from whos_online.statuses import presence_of
 
 pytestmark = pytest.mark.django_db
 

@@ -29,7 +29,8 @@ from typing import Any
 
 from whos_online import visibility
 from whos_online.gate import Status
-from whos_online.roster import OnlineUser, UserPresence, online_roster, presence_of
+from whos_online.roster import OnlineUser, online_roster
+from whos_online.statuses import UserPresence, presence_of
 from whos_online.store import Counts
 
 __all__ = [

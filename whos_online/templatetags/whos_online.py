@@ -25,12 +25,11 @@ from whos_online import visibility
 from whos_online.conf import conf
 from whos_online.rooms import join_named_room, room_name, room_token
 from whos_online.rooms import page_room as page_room_of
-from whos_online.roster import (
+from whos_online.roster import Roster, online_roster
+from whos_online.statuses import (
     STATUS_LABELS,
-    Roster,
     UserPresence,
     badge_of,
-    online_roster,
     presence_of,
     seen_of,
 )
