@@ -478,3 +478,19 @@ def test_an_away_users_row_says_away_in_each_language(
             .render({"users": [alice]})
         )
     assert html == STATUS_WORDS[language][1]
+
+
+@pytest.mark.parametrize("language", ["de", "es", "fr", "pt-br", "ru"])
+def test_the_last_seen_words_and_choices_are_translated(language: str) -> None:
+    from whos_online.roster import grade_label
+    from whos_online.statuses import STATUS_LABELS
+
+    with translation.override(language):
+        said = [
+            grade_label("within-a-week"),
+            str(STATUS_LABELS["unknown"]),
+            translation.gettext("Hide when I was last seen"),
+        ]
+    assert "last seen within a week" not in said
+    assert "not shown" not in said
+    assert "Hide when I was last seen" not in said
