@@ -114,9 +114,8 @@ def after_view_needed(
         visit is not None
         and visit.stamp is not None
         or session_changed(request, seen.session_key)
-        or seen.may_move
+        or seen.moved
         and 200 <= response.status_code < 300
-        and seen.moved(request)
     )
 
 
