@@ -22,6 +22,7 @@ from typing import Any
 from django.conf import settings
 from django.core.signals import setting_changed
 from django.dispatch import receiver
+from django.utils.functional import Promise
 from django.utils.module_loading import import_string
 
 IPNetwork = ipaddress.IPv4Network | ipaddress.IPv6Network
@@ -119,8 +120,9 @@ class Settings:
         return getattr(settings, "WHOS_ONLINE_ROOMS", {})
 
     @property
-    def LOCATIONS(self) -> dict[str, str]:
-        """URL names (``"app:name"``) and the location label of their pages."""
+    def LOCATIONS(self) -> dict[str, str | Promise]:
+        """URL names (``"app:name"``) and the location label of their pages,
+        a string or a lazy translation (``gettext_lazy``)."""
         return getattr(settings, "WHOS_ONLINE_LOCATIONS", {})
 
     @property

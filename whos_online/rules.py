@@ -8,6 +8,8 @@ import ipaddress
 from collections.abc import Callable
 from typing import Any
 
+from django.utils.functional import Promise
+
 from whos_online.conf import MAX_SHARDS
 
 AUDIENCES = ("everyone", "users", "staff", "nobody")
@@ -89,9 +91,12 @@ SETTING_RULES: dict[str, tuple[Callable[[Any], bool], str]] = {
     "LOCATIONS": (
         lambda v: (
             isinstance(v, dict)
-            and all(isinstance(k, str) and isinstance(x, str) for k, x in v.items())
+            and all(
+                isinstance(k, str) and isinstance(x, (str, Promise))
+                for k, x in v.items()
+            )
         ),
-        "a dict of URL names to location labels",
+        "a dict of URL names to location labels (strings or gettext_lazy)",
     ),
     "IS_HIDDEN": (
         lambda v: v is None or is_name(v),
