@@ -56,10 +56,17 @@ def test_the_classifiers_name_exactly_the_pythons_the_matrix_tests() -> None:
     assert declared == pythons_in_matrix()
 
 
-def test_requires_python_admits_exactly_the_pythons_the_matrix_tests() -> None:
-    oldest, newest = pythons_in_matrix()[0], pythons_in_matrix()[-1]
-    after_newest = f"3.{int(newest.split('.')[1]) + 1}"
-    assert f'requires-python = ">={oldest},<{after_newest}"' in read("pyproject.toml")
+def test_requires_python_starts_at_the_oldest_python_the_matrix_tests() -> None:
+    oldest = pythons_in_matrix()[0]
+    assert f'requires-python = ">={oldest}"\n' in read("pyproject.toml")
+
+
+def test_requires_python_caps_no_newer_python() -> None:
+    """The classifiers say what is tested; a cap would refuse installs on a
+    new Python that works."""
+    found = re.search(r'^requires-python = "(.*)"$', read("pyproject.toml"), re.M)
+    assert found is not None
+    assert "<" not in found.group(1)
 
 
 def test_the_classifiers_name_exactly_the_django_releases_the_matrix_tests() -> None:
