@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
 import pytest
+from django.test import Client
 
 from whos_online import __version__, checks, rules, urls
 from whos_online.conf import Settings
@@ -114,3 +116,14 @@ def test_the_changelog_opens_with_the_version_being_made() -> None:
 def test_the_readme_says_how_to_install_from_the_repository() -> None:
     source = "git+https://github.com/django-whos-online/django-whos-online@main"
     assert f'pip install "django-whos-online @ {source}"' in read("README.md")
+
+
+@pytest.mark.django_db
+def test_the_json_example_has_every_key_the_endpoint_answers(client: Client) -> None:
+    found = re.search(r"```json\n(.*?)```", read("docs/endpoints.md"), re.DOTALL)
+    assert found is not None
+    example = json.loads(found.group(1))
+    answer = client.get("/whos-online/online.json").json()
+    assert sorted(example) == sorted(answer)
+    assert sorted(example["today"]) == sorted(answer["today"])
+    assert sorted(example["counts"]) == sorted(answer["counts"])
