@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from django.test import Client
 
-from whos_online import __version__, checks, rules, urls
+from whos_online import __version__, checks, jinja2, rules, urls
 from whos_online.conf import Settings
 from whos_online.templatetags.whos_online import register
 
@@ -127,3 +127,18 @@ def test_the_json_example_has_every_key_the_endpoint_answers(client: Client) -> 
     assert sorted(example) == sorted(answer)
     assert sorted(example["today"]) == sorted(answer["today"])
     assert sorted(example["counts"]) == sorted(answer["counts"])
+
+
+@pytest.mark.parametrize(
+    "path", sorted(str(p.name) for p in (ROOT / "docs").glob("*.md"))
+)
+def test_every_setting_the_docs_name_exists(path: str) -> None:
+    named = set(re.findall(r"WHOS_ONLINE_[A-Z_]*[A-Z]", read(f"docs/{path}")))
+    misspelt_on_purpose = {"WHOS_ONLINE_WINDOWS"}  # checks.md's example for W005
+    known = {f"WHOS_ONLINE_{name}" for name in rules.SETTING_RULES}
+    assert named - misspelt_on_purpose <= known
+
+
+@pytest.mark.parametrize("name", sorted({*jinja2.GLOBALS, *jinja2.FILTERS}))
+def test_every_jinja2_function_and_filter_is_in_the_jinja2_page(name: str) -> None:
+    assert f"{name}(" in read("docs/jinja2.md") or f"|{name}" in read("docs/jinja2.md")
