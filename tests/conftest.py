@@ -12,6 +12,7 @@ from django.contrib.auth.models import User
 from django.test import Client
 from django_redis import get_redis_connection
 from fakeredis import _helpers as fakeredis_helpers
+from fakeredis._socket import _base as fakeredis_socket
 from fakeredis.commands_mixins import server_mixin as fakeredis_server
 from pytest_django.fixtures import Settings as SettingsWrapper
 from redis import Redis
@@ -26,15 +27,12 @@ def isolated_presence(settings: SettingsWrapper) -> Iterator[str]:
     """Give each test keys of its own and clean up after.
 
     A new prefix is a setting change, so the process state derived from
-    settings (breaker, guards, clock, throttle) starts afresh too. The
-    mirror of users who chose to appear offline starts loaded and empty, as
-    on a running site (tests of losing it delete it).
+    settings (breaker, guards, clock, throttle) starts afresh too.
     Only keys under this test's prefix (its shards' included) are deleted,
     so a real Redis shared with anything else is left as it was.
     """
     prefix = f"whos_online_test_{uuid.uuid4().hex[:12]}"
     settings.WHOS_ONLINE_KEY_PREFIX = prefix
-    presence.load_invisible([])  # as on a running site: nobody chose to hide
     yield prefix
     client: Redis = get_redis_connection("default")
     for name in client.scan_iter(match=f"{{{prefix}*", count=1000):
@@ -76,6 +74,8 @@ def step_wall_clock(
     redis_time = SimpleNamespace(time=true_time)
     monkeypatch.setattr(fakeredis_helpers, "time", redis_time)
     monkeypatch.setattr(fakeredis_server, "time", redis_time)
+    # fakeredis runs its keys' expiry by this one.
+    monkeypatch.setattr(fakeredis_socket, "time", redis_time)
 
     def step(seconds: float) -> None:
         monkeypatch.setattr(time, "time", lambda: true_time() + seconds)

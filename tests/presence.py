@@ -45,11 +45,10 @@ def record(
     member: str,
     *,
     device: str = "",
-    location: str = "",
     left_guest: str = "",
     last_recorded: float | None = None,
 ) -> Stamp | None:
-    sighting = Sighting(kind, member, device, location, left_guest, last_recorded)
+    sighting = Sighting(kind, member, device, left_guest, last_recorded)
     return get_store().record(sighting)
 
 
@@ -103,12 +102,8 @@ def history() -> History:
     return get_store().history()
 
 
-def load_invisible(pks: Iterable[object]) -> int:
-    return get_store().load_invisible(pks)
-
-
-def set_invisible(pk: str, invisible: bool) -> bool:
-    return get_store().set_invisible(pk, invisible)
+def set_invisible(pk: str, invisible: bool) -> None:
+    get_store().set_invisible(pk, invisible)
 
 
 def sync_clock(shard: int | None = None) -> None:

@@ -319,9 +319,7 @@ def on_redis_server(
     """Keep this test's presence data on its private redis-server."""
     settings.CACHES = {**settings.CACHES, "private": cache_for(redis_server.url)}
     settings.WHOS_ONLINE_CACHE_ALIAS = "private"
-    from whos_online.store import get_store  # benchmarks import this module first
 
-    get_store().load_invisible([])  # as on a running site: nobody chose to hide
     return redis_server
 
 

@@ -131,6 +131,9 @@ def test_a_guard_shorter_than_the_window_passes(settings: SettingsWrapper) -> No
         ("IS_HIDDEN", 3),
         ("DETECT_BOTS", "yes"),
         ("ANONYMOUS_CAN_VIEW", 1),
+        ("IPV6_PREFIX", 0),
+        ("IPV6_PREFIX", 129),
+        ("IPV6_PREFIX", "64"),
     ],
 )
 def test_a_setting_of_the_wrong_type_or_range_is_e007(
@@ -284,7 +287,7 @@ def our_ids(**options: Any) -> list[str]:
 
 def forget_migrating_the_app() -> None:
     recorder = MigrationRecorder(connection)
-    for name in ("0001_initial", "0002_visibility"):
+    for name in ("0001_initial", "0002_visibility", "0003_last_seen_choice"):
         recorder.record_unapplied("whos_online", name)
 
 
@@ -302,7 +305,7 @@ def test_w004_counts_the_apps_own_migrations_alone() -> None:
     (message,) = [
         m for m in run_checks(databases=["default"]) if m.id == "whos_online.W004"
     ]
-    assert "lacks 2 migration(s) of whos_online" in message.msg
+    assert "lacks 3 migration(s) of whos_online" in message.msg
 
 
 @pytest.mark.django_db
@@ -393,3 +396,13 @@ def test_the_new_checks_run_with_manage_py_check(settings: SettingsWrapper) -> N
     settings.WHOS_ONLINE_WINDOWS = 600
     settings.WHOS_ONLINE_LOCATIONS = {"nowhere": "Nowhere"}
     assert sorted(our_ids()) == ["whos_online.W005", "whos_online.W006"]
+
+
+def test_an_unusable_can_see_is_e012(settings: SettingsWrapper) -> None:
+    settings.WHOS_ONLINE_CAN_SEE = "tests.hiding.no_such_rule"
+    assert ids(checks.check_imports()) == ["whos_online.E012"]
+
+
+def test_an_importable_can_see_passes(settings: SettingsWrapper) -> None:
+    settings.WHOS_ONLINE_CAN_SEE = "tests.hiding.friends_only"
+    assert checks.check_imports() == []

@@ -51,7 +51,6 @@ def on_cluster(
     """Presence data on the test cluster; yields a client to look at it with."""
     cluster_in_use.append(redis_cluster)
     settings.WHOS_ONLINE_CONNECTION_FACTORY = "tests.redis_servers.cluster_client"
-    presence.load_invisible([])  # as on a running site: nobody chose to hide
     with redis_cluster.client() as client:
         yield client
         client.delete(*site_keys())  # one slot, so one command

@@ -45,7 +45,6 @@ def sharded_on(settings: SettingsWrapper, cluster: Cluster) -> Iterator[Cluster]
     settings.WHOS_ONLINE_CONNECTION_FACTORY = "tests.redis_servers.cluster_client"
     settings.WHOS_ONLINE_SHARDS = SHARDS
     prefix = get_config().prefix
-    presence.load_invisible([])
     yield cluster
     cluster_in_use.remove(cluster)
     for node in cluster.nodes:

@@ -133,7 +133,7 @@ def test_the_json_example_has_every_key_the_endpoint_answers(client: Client) -> 
     "path", sorted(str(p.name) for p in (ROOT / "docs").glob("*.md"))
 )
 def test_every_setting_the_docs_name_exists(path: str) -> None:
-    named = set(re.findall(r"WHOS_ONLINE_[A-Z_]*[A-Z]", read(f"docs/{path}")))
+    named = set(re.findall(r"WHOS_ONLINE_[A-Z0-9_]*[A-Z0-9]", read(f"docs/{path}")))
     misspelt_on_purpose = {"WHOS_ONLINE_WINDOWS"}  # checks.md's example for W005
     known = {f"WHOS_ONLINE_{name}" for name in rules.SETTING_RULES}
     assert named - misspelt_on_purpose <= known

@@ -12,6 +12,7 @@ from pytest_django.fixtures import Settings as SettingsWrapper
 
 from tests import presence
 from whos_online import checks
+from whos_online.models import Visibility
 
 pytestmark = pytest.mark.django_db
 
@@ -46,7 +47,8 @@ def test_by_default_the_public_cannot_tell_a_hidden_user_from_an_offline_one(
     assert "1 user" in widget
     assert "hidden" not in widget
     counts = browser.get(JSON).json()["counts"]
-    assert (counts["people"], counts["users"], counts["hidden"]) == (3, 1, 0)
+    # Withheld reads null: a 0 would claim nobody is hidden.
+    assert (counts["people"], counts["users"], counts["hidden"]) == (3, 1, None)
 
 
 def test_never_counts_hidden_users_in_the_total_either(
@@ -54,7 +56,7 @@ def test_never_counts_hidden_users_in_the_total_either(
 ) -> None:
     settings.WHOS_ONLINE_PUBLIC_HIDDEN_COUNT = "never"
     counts = browser.get(JSON).json()["counts"]
-    assert (counts["people"], counts["total"], counts["hidden"]) == (3, 3, 0)
+    assert (counts["people"], counts["total"], counts["hidden"]) == (3, 3, None)
 
 
 def test_in_total_counts_hidden_users_as_users_without_singling_them_out(
@@ -68,7 +70,7 @@ def test_in_total_counts_hidden_users_as_users_without_singling_them_out(
     assert "more" not in widget  # alice is the only name, and all there is
     data = browser.get(JSON).json()
     counts = data["counts"]
-    assert (counts["people"], counts["users"], counts["hidden"]) == (4, 2, 0)
+    assert (counts["people"], counts["users"], counts["hidden"]) == (4, 2, None)
     assert [user["name"] for user in data["users"]] == ["alice"]
     assert data["more"] == 0
 
@@ -99,3 +101,27 @@ def test_staff_always_see_the_breakdown(
 def test_an_unknown_choice_is_e007(settings: SettingsWrapper) -> None:
     settings.WHOS_ONLINE_PUBLIC_HIDDEN_COUNT = "sometimes"
     assert [m.id for m in checks.check_settings()] == ["whos_online.E007"]
+
+
+def figures(browser: Client) -> tuple[int, int, int | None]:
+    data = browser.get(JSON).json()
+    record = data["record"]
+    return (
+        data["today"]["visitors"],
+        data["today"]["most_online"],
+        None if record is None else record["count"],
+    )
+
+
+def test_a_hidden_arrival_moves_no_public_figure(
+    browser: Client, django_user_model: type[User]
+) -> None:
+    browser.get(WIDGET)
+    before = figures(browser)
+    for n in range(3):
+        hider = django_user_model.objects.create_user(f"hider{n}")
+        Visibility.objects.create(user=hider, invisible=True)
+        ghost = Client()
+        ghost.force_login(hider)
+        ghost.get("/")
+    assert figures(browser) == before

@@ -78,22 +78,7 @@ def test_an_invisible_users_room_visit_after_redis_lost_its_data_lists_nobody(
     assert room.counts.hidden == 1
 
 
-def test_a_user_is_counted_but_not_listed_while_the_mirror_cannot_be_loaded(
-    invisible_alice: User,
-    redis_client: Redis,
-    isolated_presence: str,
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    lose_redis_data(redis_client, isolated_presence)
-    monkeypatch.setattr("whos_online.visibility.load_mirror", lambda: None)
-    browser = Client()
-    browser.force_login(invisible_alice)
-    browser.get("/")
-    assert listed() == []
-    assert presence.snapshot(0).counts.hidden == 1
-
-
-def test_thousands_of_invisible_users_are_mirrored_again_after_a_loss(
+def test_thousands_of_invisible_users_cost_a_user_no_more_after_a_loss(
     django_user_model: type[User],
     alice: User,
     redis_client: Redis,
@@ -250,7 +235,6 @@ def test_after_prune_no_set_holds_anyone_who_left(
 def test_reads_answer_while_redis_refuses_writes(
     on_redis_server: RedisServer, alice: User
 ) -> None:
-    presence.load_invisible([])
     presence.record_user(alice.pk)
     with on_redis_server.client() as server:
         server.config_set("maxmemory-policy", "noeviction")

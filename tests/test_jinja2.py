@@ -18,8 +18,12 @@ from pytest_django.fixtures import Settings as SettingsWrapper
 from tests import presence
 from whos_online import api
 from whos_online.jinja2 import environment, install
+from whos_online.templatetags.whos_online import register
 
 pytestmark = pytest.mark.django_db
+
+STATUSES = "{{ alice|online_status }} {{ bob|online_status }}"
+LAST_SEEN_LABELS = "{{ alice|last_seen_label }} {{ bob|last_seen_label }}"
 
 
 def jinja2_first(settings: SettingsWrapper) -> None:
@@ -71,14 +75,18 @@ def staff(django_user_model: type[User]) -> User:
         ("{{ online_count() }}", "{% online_count %}"),
         ('{{ online_count("users") }}', '{% online_count "users" %}'),
         ("{{ whos_online_beacon() }}", "{% whos_online_beacon %}"),
+        # The filters are written alike in both.
+        (STATUSES, STATUSES),
+        (LAST_SEEN_LABELS, LAST_SEEN_LABELS),
     ],
 )
 def test_it_shows_what_the_django_tag_shows_to_the_same_viewer(
-    in_jinja2: str, in_django: str, viewer: str, alice: User, staff: User
+    in_jinja2: str, in_django: str, viewer: str, alice: User, bob: User, staff: User
 ) -> None:
     user = {"guest": AnonymousUser(), "alice": alice, "staff": staff}[viewer]
     request = request_of(user)
-    assert jinja(in_jinja2, request) == django(in_django, request)
+    users = {"alice": alice, "bob": bob}
+    assert jinja(in_jinja2, request, **users) == django(in_django, request, **users)
 
 
 @pytest.mark.usefixtures("online")
@@ -198,3 +206,9 @@ def test_the_environment_function_makes_an_environment_with_them() -> None:
     env = environment(autoescape=True)
     assert env.autoescape is True
     assert "whos_online_heartbeat" in env.globals
+
+
+def test_every_tag_and_filter_of_the_django_library_is_offered() -> None:
+    env = environment()
+    assert set(register.tags) <= set(env.globals)
+    assert set(register.filters) <= set(env.filters)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import pytest
 from django.contrib.auth.models import User
 from django.test import Client, RequestFactory
@@ -9,11 +11,13 @@ from django.utils import translation
 from django.utils.translation import gettext_lazy
 from pytest_django.fixtures import Settings as SettingsWrapper
 from redis import Redis
+from redis.exceptions import ConnectionError as RedisConnectionError
 
 from tests import presence
 from tests.conftest import Clock, CommandCounter
 from whos_online import api
 from whos_online.locations import location_of
+from whos_online.store import Store
 
 pytestmark = pytest.mark.django_db
 
@@ -289,3 +293,56 @@ def test_the_public_page_escapes_and_isolates_names(
     presence.record_user(mallory.pk)
     html = Client().get(PAGE).content.decode()
     assert "<bdi>mallory\u202e&lt;i&gt;&amp;</bdi>" in html
+
+
+@pytest.mark.parametrize("planted", ["//evil.example/phish", "/\\evil.example/phish"])
+def test_a_path_that_answered_404_is_never_linked_even_under_a_labelled_catch_all(
+    alices: Client, alice: User, settings: SettingsWrapper, planted: str
+) -> None:
+    settings.ROOT_URLCONF = "tests.urls_flatpages"
+    assert alices.get(planted).status_code == 404
+    html = Client().get(PAGE).content.decode()
+    assert "evil.example" not in html
+    assert where(alice) is None
+
+
+def test_a_page_of_the_catch_all_that_answered_is_linked(
+    alices: Client, alice: User, settings: SettingsWrapper
+) -> None:
+    settings.ROOT_URLCONF = "tests.urls_flatpages"
+    alices.get("/about/")
+    assert where(alice) == ("Reading a page", "/about/")
+
+
+def test_a_location_that_cannot_be_written_leaves_the_page_and_the_last_one(
+    alices: Client,
+    alice: User,
+    monkeypatch: pytest.MonkeyPatch,
+    clock: Clock,
+    settings: SettingsWrapper,
+) -> None:
+    settings.WHOS_ONLINE_FAILURE_BACKOFF = 10
+    alices.get("/forum/")
+
+    def refused(*args: object) -> bool:
+        raise RedisConnectionError("Redis went away")
+
+    with monkeypatch.context() as patched:
+        patched.setattr(Store, "set_location", refused)
+        assert alices.get("/members/").status_code == 200
+    clock.advance(settings.WHOS_ONLINE_FAILURE_BACKOFF)  # Redis is tried again
+    assert where(alice) == ("Reading the forum", "/forum/")
+
+
+def test_a_path_that_resolves_nowhere_has_no_location() -> None:
+    assert location_of(RequestFactory().get("/no/such/path/")) == ""
+
+
+def test_the_page_says_when_users_were_seen_by_redis_clock_not_the_servers(
+    alices: Client, step_wall_clock: Callable[[float], None]
+) -> None:
+    alices.get("/forum/")
+    step_wall_clock(3600)  # this server's clock runs an hour ahead of Redis'
+    html = Client().get(PAGE).content.decode()
+    assert "just now" in html
+    assert "minutes ago" not in html

@@ -62,8 +62,13 @@ def test_an_anonymous_visit_records_the_guest_address(
     ],
 )
 def test_the_guest_address_is_normalised(
-    browser: Client, redis_client: Redis, remote_addr: str, member: str
+    browser: Client,
+    redis_client: Redis,
+    settings: SettingsWrapper,
+    remote_addr: str,
+    member: str,
 ) -> None:
+    settings.WHOS_ONLINE_IPV6_PREFIX = 128  # each IPv6 address stored as it is
     browser.get("/", REMOTE_ADDR=remote_addr)
     assert members(redis_client, "guests") == [member]
 

@@ -74,20 +74,6 @@ def test_a_guest_gone_from_redis_is_recorded_by_the_script(
     ]
 
 
-def test_a_user_is_renewed_by_the_script_while_the_mirror_is_missing(
-    alice: User, clock: Clock, redis_client: Redis, redis_commands: CommandCounter
-) -> None:
-    browser = Client()
-    browser.force_login(alice)
-    browser.get("/")
-    redis_client.delete(presence.key("invisible"))
-    guard_runs_out(clock)
-    redis_commands.commands.clear()
-    browser.get("/")
-    assert "EVALSHA" in redis_commands.commands
-    assert redis_client.exists(presence.key("invisible"))  # loaded again
-
-
 def test_a_user_who_left_the_window_comes_online_again(
     alice: User, clock: Clock, came_online: Heard
 ) -> None:

@@ -320,3 +320,51 @@ def test_a_reader_who_appears_offline_is_not_listed_in_their_room_box(
     browser.post("/whos-online/visibility/", {"invisible": "1"})
     html = browser.get(f"/forum/{topic.pk}/?widget=instance").content.decode()
     assert "<bdi>alice</bdi>" not in html
+
+
+# Every room a user is in is known, so leaving reaches all of them.
+
+READ_THREADS = 12  # more than a handful: an ordinary quarter of an hour
+
+
+def rooms_listing(redis_client: Redis, kind: str, threads: int) -> list[int]:
+    return [
+        n
+        for n in range(1, threads + 1)
+        if room_members(redis_client, kind, f"thread:{n}")
+    ]
+
+
+def test_logging_out_leaves_every_room_read_within_the_window(
+    browser: Client, alice: User, redis_client: Redis
+) -> None:
+    browser.force_login(alice)
+    for n in range(1, READ_THREADS + 1):
+        browser.get(f"/thread/{n}/")
+    browser.get("/logout/")
+    assert rooms_listing(redis_client, "users", READ_THREADS) == []
+
+
+def test_appearing_offline_leaves_the_public_list_of_every_room_read(
+    browser: Client, alice: User, redis_client: Redis
+) -> None:
+    browser.force_login(alice)
+    for n in range(1, READ_THREADS + 1):
+        browser.get(f"/thread/{n}/")
+    browser.post("/whos-online/visibility/", {"invisible": "1"})
+    assert rooms_listing(redis_client, "users", READ_THREADS) == []
+    assert rooms_listing(redis_client, "hidden", READ_THREADS) == list(
+        range(1, READ_THREADS + 1)
+    )
+
+
+def test_past_the_most_rooms_a_user_is_kept_in_they_leave_the_oldest(
+    alice: User, redis_client: Redis
+) -> None:
+    most = 100
+    for n in range(1, most + 2):
+        presence.record_in_room(f"thread:{n}", "users", str(alice.pk))
+    assert rooms_listing(redis_client, "users", most + 1) == list(range(2, most + 2))
+    sizes = redis_client.zscore(presence.key("room-sizes"), "thread:1")
+    assert sizes == 0
+    assert int(redis_client.get(presence.key("room-members")) or 0) == most

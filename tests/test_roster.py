@@ -9,7 +9,8 @@ from django.contrib.auth.models import User
 from pytest_django.fixtures import Settings as SettingsWrapper
 
 from tests import presence
-from whos_online.roster import online_roster, presence_of, status_for
+from whos_online.gate import status_for
+from whos_online.roster import online_roster, presence_of
 
 pytestmark = pytest.mark.django_db
 

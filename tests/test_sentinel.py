@@ -53,7 +53,6 @@ def through_sentinel(
     settings.CACHES = {**settings.CACHES, "sentinel": sentinel_cache(redis_sentinel)}
     settings.WHOS_ONLINE_CACHE_ALIAS = "sentinel"
     settings.WHOS_ONLINE_FAILURE_BACKOFF = 0
-    presence.load_invisible([])  # as on a running site: nobody chose to hide
     return redis_sentinel
 
 

@@ -27,7 +27,6 @@ GUESTS = [f"192.0.2.{n}" for n in range(1, 41)]
 @pytest.fixture
 def shards(settings: SettingsWrapper) -> tuple[Shard, ...]:
     settings.WHOS_ONLINE_SHARDS = 4
-    presence.load_invisible([])
     return get_store().shards
 
 
@@ -215,19 +214,9 @@ def test_choosing_to_appear_offline_moves_the_user_in_their_shard(
     for pk in range(4):
         presence.record_user(pk)
     presence.record_in_room("thread:1", "users", "2")
-    assert presence.set_invisible("2", True)
+    presence.set_invisible("2", True)
     assert presence.snapshot(10, hidden_limit=10).hidden[0][0] == "2"
     assert presence.snapshot(0, room="thread:1").counts.hidden == 1
-
-
-def test_the_mirror_of_invisible_users_is_loaded_into_every_shard(
-    shards: tuple[Shard, ...], redis_client: Redis
-) -> None:
-    assert presence.load_invisible(range(8)) == 8
-    for shard in shards:
-        assert redis_client.exists(shard.key("invisible"))
-    presence.record_user(5)
-    assert presence.snapshot(0).counts.hidden == 1
 
 
 def test_logging_in_takes_the_guest_off_another_shard(
@@ -335,14 +324,6 @@ def test_scripts_redis_forgot_are_loaded_again_for_a_read_of_every_shard(
     assert presence.snapshot(0).counts.guests == 1
 
 
-def test_loading_the_mirror_fails_while_a_shard_is_down(
-    shards: tuple[Shard, ...], shard_down: Callable[[Shard], None]
-) -> None:
-    shard_down(shards[1])
-    with pytest.raises(RedisConnectionError):
-        presence.load_invisible([1, 2])
-
-
 def test_a_guard_from_before_the_shards_changed_does_not_hold(
     settings: SettingsWrapper, browser: Client
 ) -> None:
@@ -350,14 +331,6 @@ def test_a_guard_from_before_the_shards_changed_does_not_hold(
     settings.WHOS_ONLINE_SHARDS = 4
     response = browser.get("/", REMOTE_ADDR="192.0.2.1")
     assert get_config().cookie_name in response.cookies
-
-
-def test_loading_the_mirror_replaces_what_was_in_its_place(
-    shards: tuple[Shard, ...], redis_client: Redis
-) -> None:
-    redis_client.set(shards[2].key("invisible"), "not a set")
-    presence.load_invisible([1, 2])
-    assert redis_client.type(shards[2].key("invisible")) == b"set"
 
 
 def test_snapshots_count_the_shards_while_the_record_cannot_be_reached(

@@ -12,6 +12,7 @@ from django.contrib.auth.models import User
 from django.core.management import call_command
 from django.dispatch import Signal
 from django.test import Client
+from pytest_django.fixtures import Settings as SettingsWrapper
 
 from tests import presence
 from tests.conftest import Clock
@@ -154,3 +155,15 @@ def test_a_failing_receiver_never_reaches_the_request(
     finally:
         user_came_online.disconnect(broken)
     assert "receiver of a who's-online signal failed" in caplog.text
+
+
+def test_logging_out_in_code_takes_the_user_off_this_process_s_lists_at_once(
+    browser: Client, alice: User, settings: SettingsWrapper
+) -> None:
+    settings.WHOS_ONLINE_SNAPSHOT_MAX_AGE = 60  # pages share a snapshot
+    guest = Client()
+    guest.get("/")  # a guest already online, whose pages share the snapshot
+    browser.force_login(alice)
+    assert "alice" in browser.get("/widget/").content.decode()
+    browser.logout()  # user_logged_out alone, no view of ours in between
+    assert "alice" not in guest.get("/widget/").content.decode()

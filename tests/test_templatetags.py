@@ -7,8 +7,10 @@ from pathlib import Path
 
 import pytest
 from django.contrib.auth.models import AnonymousUser, User
+from django.db import connection
 from django.template import TemplateSyntaxError, engines
 from django.test import Client, RequestFactory
+from django.test.utils import CaptureQueriesContext
 from pytest_django import DjangoAssertNumQueries
 from pytest_django.fixtures import Settings as SettingsWrapper
 
@@ -120,13 +122,16 @@ def test_members_that_are_not_primary_keys_are_skipped(alice: User) -> None:
     assert "alice" in render()
 
 
-def test_it_renders_with_one_query_however_many_are_online(
-    django_user_model: type[User], django_assert_num_queries: DjangoAssertNumQueries
+def test_it_renders_with_two_queries_however_many_are_online(
+    django_user_model: type[User],
 ) -> None:
     for n in range(30):
         presence.record_user(django_user_model.objects.create_user(f"user{n}").pk)
-    with django_assert_num_queries(1):
+    with CaptureQueriesContext(connection) as captured:
         render()
+    made = [q["sql"] for q in captured if "SAVEPOINT" not in q["sql"]]
+    assert len(made) == 2  # the users' choices to appear offline, the users
+    assert "whos_online_visibility" in made[0]
 
 
 def test_nobody_online_costs_no_query(
@@ -421,3 +426,8 @@ def test_a_user_who_just_logged_in_sees_themselves_on_the_next_page(
     browser.get("/busy-page/")  # a snapshot shared before she logs in
     browser.post(f"/login/{alice.pk}/")
     assert "alice" in browser.get("/busy-page/").content.decode()
+
+
+def test_a_list_of_members_none_of_them_primary_keys_renders_empty() -> None:
+    presence.record("users", "not-a-pk")
+    assert "not-a-pk" not in render()

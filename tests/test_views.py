@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import logging
+
 import pytest
 from django.contrib.auth.models import User
 from django.test import Client
@@ -255,3 +257,73 @@ def test_with_redis_unreachable_a_heartbeat_is_a_503(
 ) -> None:
     browser.force_login(alice)
     assert browser.post(HEARTBEAT).status_code == 503
+
+
+@pytest.mark.usefixtures("unreachable_redis")
+def test_heartbeats_during_an_outage_log_no_error_that_mails_the_admins(
+    browser: Client, alice: User, caplog: pytest.LogCaptureFixture
+) -> None:
+    browser.force_login(alice)
+    with caplog.at_level(logging.INFO):
+        for _ in range(3):
+            browser.post(HEARTBEAT)
+    assert [r for r in caplog.records if r.name == "django.request"] == []
+    outages = [r for r in caplog.records if "could not reach Redis" in r.message]
+    assert len(outages) == 1
+
+
+@pytest.mark.usefixtures("warm_scripts")
+def test_heartbeats_without_the_guard_cookie_are_limited_on_the_server(
+    browser: Client, alice: User, redis_commands: CommandCounter
+) -> None:
+    browser.force_login(alice)
+    cookie = get_config().cookie_name
+    assert browser.post(HEARTBEAT).status_code == 204
+    redis_commands.reset()
+    statuses = set()
+    for _ in range(199):
+        browser.cookies.pop(cookie, None)  # a client that keeps no guard
+        statuses.add(browser.post(HEARTBEAT).status_code)
+    assert statuses == {429}
+    assert redis_commands.commands == []  # nothing written, nothing asked
+
+
+def test_a_heartbeat_refused_on_the_server_says_when_to_try_again(
+    browser: Client, alice: User
+) -> None:
+    browser.force_login(alice)
+    cookie = get_config().cookie_name
+    browser.post(HEARTBEAT)
+    browser.cookies.pop(cookie, None)
+    response = browser.post(HEARTBEAT)
+    assert response.status_code == 429
+    assert response["Retry-After"] == "30"
+
+
+def test_the_servers_limit_lets_a_heartbeat_through_after_half_the_interval(
+    browser: Client, alice: User, clock: Clock
+) -> None:
+    browser.force_login(alice)
+    cookie = get_config().cookie_name
+    first = browser.post(HEARTBEAT) and presence.last_seen(alice.pk)
+    clock.advance(31)
+    browser.cookies.pop(cookie, None)
+    assert browser.post(HEARTBEAT).status_code == 204
+    assert presence.last_seen(alice.pk) == pytest.approx(first + 31, abs=1)  # type: ignore[operator]
+
+
+def test_a_post_on_a_site_without_the_apps_urls_records_its_visitor(
+    browser: Client, alice: User, settings: SettingsWrapper
+) -> None:
+    settings.ROOT_URLCONF = "tests.urls_without_whos_online"
+    browser.force_login(alice)
+    browser.post("/")
+    assert presence.last_seen(alice.pk) is not None
+
+
+def test_a_post_to_another_page_records_its_visitor(
+    browser: Client, alice: User
+) -> None:
+    browser.force_login(alice)
+    browser.post("/")
+    assert presence.last_seen(alice.pk) is not None

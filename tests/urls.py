@@ -79,6 +79,27 @@ def cached(request: HttpRequest) -> HttpResponse:
     return HttpResponse(template.render({}, request))
 
 
+EVERY_OUTPUT = (
+    "{% load whos_online %}{% whos_online %}"
+    "[count {% online_count %} users {% online_count 'users' %}]"
+    "{% presence_list subjects as rows %}"
+    "[list {% for row in rows %}{{ row.status }} {{ row.last_seen|date:'c' }}"
+    "{{ row.last_seen_label }}{% endfor %}]"
+    "[badge {% online_badge subject %}]"
+    "[status {{ subject|online_status }}]"
+    "[seen {{ subject|last_seen|date:'c' }}{{ subject|last_seen_label }}]"
+    "{% whos_online room='thread:1' %}"
+)
+
+
+def every_output(request: HttpRequest, username: str) -> HttpResponse:
+    """Every template output about the user ``username``, on one page."""
+    subject = get_object_or_404(get_user_model(), username=username)
+    template = engines["django"].from_string(EVERY_OUTPUT)
+    context = {"subject": subject, "subjects": [subject]}
+    return HttpResponse(template.render(context, request))
+
+
 def widget_of_room(request: HttpRequest, room: str) -> HttpResponse:
     """A widget whose room comes from the URL, as sites do (and attackers)."""
     template = engines["django"].from_string(
@@ -181,6 +202,8 @@ urlpatterns = [
     path("busy-page/", busy_page),
     path("thread-of-authors/", thread_of_authors),
     path("cached/", cached),
+    path("every-output/<str:username>/", every_output),
+    path("cached-output/<str:username>/", cache_page(60)(every_output)),
     path("room-widget/<str:room>/", widget_of_room),
     path("", page),
     path("widget/", widget),

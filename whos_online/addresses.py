@@ -51,7 +51,13 @@ def _parse(raw: str) -> str | None:
 
 def truncate(address: str) -> str:
     """The /24 network of an IPv4 address, or the /48 of an IPv6 one."""
-    prefix = 24 if ":" not in address else 48
+    return network_of(address, 24 if ":" not in address else 48)
+
+
+# Every unguarded IPv6 guest's address is cut to its network; the same recur.
+@functools.lru_cache(maxsize=4096)
+def network_of(address: str, prefix: int) -> str:
+    """The first address of ``address``'s network of ``prefix`` bits."""
     return ipaddress.ip_network(f"{address}/{prefix}", strict=False)[0].compressed
 
 

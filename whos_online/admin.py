@@ -19,8 +19,8 @@ from django.template.response import TemplateResponse
 from django.urls import URLPattern, path
 from django.utils.text import capfirst
 
+from whos_online.gate import is_active_staff
 from whos_online.models import OnlineNow
-from whos_online.roster import is_active_staff
 from whos_online.staff import staff_overview
 
 if TYPE_CHECKING:

@@ -3,8 +3,12 @@
 Every function is safe to call on any request: when Redis cannot be reached
 it answers as if nobody were online, and never raises. Each says how many
 Redis round trips it costs. ``viewer`` is the user asking (``request.user``):
-hidden users are shown as online only to active staff; to everyone else,
-and when ``viewer`` is left out, they read ``"offline"``.
+every answer goes through the gate (:mod:`whos_online.gate`), as for a page
+shown to that viewer. Hidden users are shown as online only to active
+staff; to everyone else, and when ``viewer`` is left out, they read
+``"offline"``. Where the viewer may not learn who is online
+(``WHOS_ONLINE_NAMES_VISIBLE_TO``, ``WHOS_ONLINE_MIN_NAMES_LISTED``), a
+status reads ``"unknown"``.
 
 .. code-block:: python
 
@@ -24,15 +28,9 @@ from datetime import datetime
 from typing import Any
 
 from whos_online import visibility
-from whos_online.failsafe import quietly
-from whos_online.roster import (
-    OnlineUser,
-    Status,
-    UserPresence,
-    online_roster,
-    presence_of,
-)
-from whos_online.store import Counts, get_store
+from whos_online.gate import Status
+from whos_online.roster import OnlineUser, UserPresence, online_roster, presence_of
+from whos_online.store import Counts
 
 __all__ = [
     "Counts",
@@ -57,8 +55,9 @@ def status(user: Any, *, viewer: Any = None) -> Status:
 
 
 def is_online(user: Any, *, viewer: Any = None) -> bool:
-    """Whether ``user`` was seen within the window. One round trip."""
-    return status(user, viewer=viewer) != "offline"
+    """Whether ``user`` was seen within the window, as far as ``viewer`` may
+    learn. One round trip."""
+    return status(user, viewer=viewer) in ("online", "away")
 
 
 def last_seen(user: Any, *, viewer: Any = None) -> datetime | None:
@@ -79,10 +78,12 @@ def online_users(limit: int | None = None, *, viewer: Any = None) -> list[Online
     return online_roster(limit, viewer=viewer).users
 
 
-def counts() -> Counts:
-    """How many are online, by kind; ``.people`` leaves crawlers out. One
-    round trip; all zero when Redis cannot be reached."""
-    return quietly(lambda: get_store().snapshot(0).counts, Counts())
+def counts(*, viewer: Any = None) -> Counts:
+    """How many are online, by kind, as ``viewer`` may learn them (hidden
+    users as ``WHOS_ONLINE_PUBLIC_HIDDEN_COUNT`` says, but to staff);
+    ``.people`` leaves crawlers out. One round trip, and one query when
+    users are listed; all zero when Redis cannot be reached."""
+    return online_roster(0, viewer=viewer).counts
 
 
 def is_invisible(user: Any) -> bool:

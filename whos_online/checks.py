@@ -6,8 +6,8 @@ Every ID is documented in docs/checks.md.
 from __future__ import annotations
 
 import difflib
-from collections.abc import Iterable
-from typing import Any, cast
+from collections.abc import Iterable, Mapping
+from typing import Any
 
 from django.conf import settings
 from django.core.cache import InvalidCacheBackendError, caches
@@ -16,9 +16,9 @@ from django.db import connections, router
 from django.urls import NoReverseMatch, get_resolver, reverse
 from django.utils.module_loading import import_string
 
-from whos_online.conf import conf
-from whos_online.connection import has_read_timeout, is_redis_backend
-from whos_online.rules import SETTING_RULES, is_name, is_whole
+from whos_online.conf import conf, invalid_settings
+from whos_online.connection import has_read_timeout
+from whos_online.rules import SETTING_RULES, is_redis_backend, room_pattern_problem
 
 MIDDLEWARE_PATH = "whos_online.middleware.WhosOnlineMiddleware"
 AUTH_MIDDLEWARE_PATH = "django.contrib.auth.middleware.AuthenticationMiddleware"
@@ -76,9 +76,7 @@ def _positions(cls: type) -> list[int]:
 def check_cache(**kwargs: Any) -> list[CheckMessage]:
     if conf.CONNECTION_FACTORY is not None:
         return []  # the cache alias is not used
-    alias = cast(object, conf.CACHE_ALIAS)
-    if not isinstance(alias, str):
-        return []  # reported by check_settings
+    alias = conf.CACHE_ALIAS  # the default when it is not a name (E007)
     try:
         backend = caches[alias]
     except InvalidCacheBackendError:
@@ -118,9 +116,7 @@ def check_cache(**kwargs: Any) -> list[CheckMessage]:
 
 
 def check_guard(**kwargs: Any) -> list[CheckMessage]:
-    guard, window = conf.GUARD_SECONDS, conf.WINDOW
-    if not (is_whole(guard, 0) and is_whole(window, 1)):
-        return []  # reported by check_settings
+    guard, window = conf.GUARD_SECONDS, conf.WINDOW  # valid ones (E007)
     if guard >= window:
         return [
             Error(
@@ -136,8 +132,6 @@ def check_guard(**kwargs: Any) -> list[CheckMessage]:
 
 def check_statuses(**kwargs: Any) -> list[CheckMessage]:
     away, window, guard = conf.AWAY_AFTER, conf.WINDOW, conf.GUARD_SECONDS
-    if not (is_whole(away, 1) and is_whole(window, 1) and is_whole(guard, 0)):
-        return []  # reported by check_settings
     messages: list[CheckMessage] = []
     if away >= window:
         messages.append(
@@ -166,16 +160,21 @@ def check_imports(**kwargs: Any) -> list[CheckMessage]:
     for name, expected, check_id in (
         ("IS_HIDDEN", "a function f(user) -> bool", "whos_online.E009"),
         (
+            "CAN_SEE",
+            "a function can_see(viewer, users) -> the users viewer may see",
+            "whos_online.E012",
+        ),
+        (
             "CONNECTION_FACTORY",
             "a function returning a Redis client",
             "whos_online.E010",
         ),
     ):
-        path = cast(object, getattr(conf, name))
-        if not is_name(path):
-            continue  # None, or reported by check_settings
+        path: str | None = getattr(conf, name)
+        if path is None:
+            continue
         try:
-            found = import_string(str(path))
+            found = import_string(path)
         except ImportError as exc:
             found, reason = None, str(exc)
         else:
@@ -210,17 +209,13 @@ def check_urls(**kwargs: Any) -> list[CheckMessage]:
 
 
 def check_settings(**kwargs: Any) -> list[CheckMessage]:
-    errors: list[CheckMessage] = []
-    for name, (is_valid, expected) in SETTING_RULES.items():
-        value = getattr(conf, name)
-        if not is_valid(value):
-            errors.append(
-                Error(
-                    f"WHOS_ONLINE_{name} must be {expected}; it is {value!r}.",
-                    id="whos_online.E007",
-                )
-            )
-    return errors
+    return [
+        Error(
+            f"WHOS_ONLINE_{name} must be {expected}; it is {value!r}.",
+            id="whos_online.E007",
+        )
+        for name, value, expected in invalid_settings()
+    ]
 
 
 def check_setting_names(**kwargs: Any) -> list[CheckMessage]:
@@ -256,21 +251,33 @@ def check_locations(**kwargs: Any) -> list[CheckMessage]:
 
 
 def check_rooms(**kwargs: Any) -> list[CheckMessage]:
-    """Each key of ``WHOS_ONLINE_ROOMS`` names a URL pattern."""
-    return _keys_are_url_names(
+    """Each key of ``WHOS_ONLINE_ROOMS`` names a URL pattern, and each room
+    name can be formatted with its keyword arguments."""
+    rooms = conf.ROOMS
+    messages = _keys_are_url_names(
         "WHOS_ONLINE_ROOMS",
-        conf.ROOMS,
+        rooms,
         "so no page is in its room",
         "forum:topic",
         "whos_online.W007",
     )
+    for url_name, pattern in rooms.items():
+        problem = room_pattern_problem(pattern)
+        if problem is not None:
+            messages.append(
+                Error(
+                    f"WHOS_ONLINE_ROOMS gives {url_name!r} the room {pattern!r}, "
+                    f"which cannot be formatted: {problem}.",
+                    hint='Name the URL\'s keyword arguments in braces: "topic:{pk}".',
+                    id="whos_online.E011",
+                )
+            )
+    return messages
 
 
 def _keys_are_url_names(
-    setting: str, found: object, outcome: str, example: str, check_id: str
+    setting: str, found: Mapping[str, object], outcome: str, example: str, check_id: str
 ) -> list[CheckMessage]:
-    if not isinstance(found, dict):
-        return []  # reported by check_settings
     return [
         Warning(
             f"{setting} has {name!r}, which is not the name of a URL pattern, "
@@ -279,7 +286,7 @@ def _keys_are_url_names(
             id=check_id,
         )
         for name in found
-        if isinstance(name, str) and not _is_url_name(name)
+        if not _is_url_name(name)
     ]
 
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 from typing import Any, cast
 
 from django.conf import settings
-from django.core.cache import BaseCache, caches
+from django.core.cache import caches
 from django.core.cache.backends.redis import RedisCache as DjangoRedisCache
 from django.core.exceptions import ImproperlyConfigured
 from django.utils.module_loading import import_string
@@ -27,10 +27,6 @@ from whos_online.conf import conf
 
 # Django's RedisCache takes these itself; every other option is redis-py's.
 DJANGO_ONLY_OPTIONS = ("serializer", "pool_class", "parser_class")
-
-
-def is_redis_backend(backend: BaseCache) -> bool:
-    return isinstance(backend, (DjangoRedisCache, DjangoRedisPackageCache))
 
 
 def build_client() -> Redis:

@@ -32,8 +32,12 @@ def quietly(
     """``call()``, or ``default`` if Redis is known to be failing or fails now
     (by ``breaker``: the site's unless given). An error reply (a write
     refused at ``maxmemory``, say) gives the default without opening the
-    breaker: Redis answers, and what does not write still works."""
-    state = get_store().state
+    breaker: Redis answers, and what does not write still works. While the
+    settings cannot work (``Config.problems``), it is always the default."""
+    store = get_store()
+    if store.config.problems:
+        return default  # settings that cannot work: presence is off
+    state = store.state
     breaker = breaker or state.breaker
     if breaker.is_open:
         return default

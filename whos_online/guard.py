@@ -156,3 +156,13 @@ def _mac(
 ) -> str:
     message = f"{expires}|{kind}|{generation}|{marks}|{address}|{session_key}".encode()
     return hashlib.blake2b(message, key=config.guard_key, digest_size=16).hexdigest()
+
+
+def forget(config: Config, response: HttpResponseBase) -> None:
+    """Drop the visitor's guard: their next request is recorded."""
+    response.delete_cookie(
+        config.cookie_name,
+        path=config.cookie_path,
+        domain=config.cookie_domain,
+        samesite="Lax",
+    )

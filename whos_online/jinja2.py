@@ -140,6 +140,7 @@ GLOBALS = {
 FILTERS = {
     "online_status": tags.online_status,
     "last_seen": tags.last_seen,
+    "last_seen_label": tags.last_seen_label,
     "minutes_since": tags.minutes_since,
     "count_text": tags.count_text,
 }

@@ -24,6 +24,7 @@ from django.http import HttpRequest
 from django.urls import Resolver404, resolve
 from django.utils import translation
 from django.utils.functional import Promise
+from django.utils.http import url_has_allowed_host_and_scheme
 from django.utils.translation import gettext
 
 from whos_online.conf import conf, get_config
@@ -153,7 +154,15 @@ def parse(stored: bytes | str | None) -> Location | None:
         return None
     text = stored.decode() if isinstance(stored, bytes) else stored
     label, _, url = text.partition(SEPARATOR)
-    return Location(label, url) if url.startswith("/") else None
+    return Location(label, url) if is_local_path(url) else None
+
+
+def is_local_path(url: str) -> bool:
+    """Whether ``url`` is a path of this site, never a link elsewhere
+    (``//host/``, ``/\\host/`` are)."""
+    return url.startswith("/") and url_has_allowed_host_and_scheme(
+        url, allowed_hosts=None
+    )
 
 
 def _is_not_a_page_view(request: HttpRequest) -> bool:

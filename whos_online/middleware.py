@@ -9,6 +9,8 @@ from asgiref.sync import iscoroutinefunction, markcoroutinefunction, sync_to_asy
 from django.apps import apps
 from django.core.exceptions import ImproperlyConfigured
 from django.http import HttpRequest, HttpResponseBase
+from django.urls import NoReverseMatch, reverse
+from django.utils.cache import patch_cache_control, patch_vary_headers
 
 from whos_online import page
 from whos_online.failsafe import quietly
@@ -50,24 +52,27 @@ class WhosOnlineMiddleware:
     def __call__(self, request: HttpRequest) -> Any:
         if self.async_mode:
             return self.__acall__(request)
-        seen = Seen(request, get_store())
+        store = get_store()
+        if store.config.problems:  # logged once by get_config
+            return self.get_response(request)
+        seen = Seen(request, store)
         visit = None if seen.spares else before_view(request, seen)
         outer, page.THREAD.request = page.THREAD.request, request
         try:
             response: HttpResponseBase = self.get_response(request)  # type: ignore[assignment]
         finally:
             page.THREAD.request = outer
-        if (
-            visit is not None
-            and visit.stamp is not None
-            or session_changed(request, seen.session_key)
-        ):
+        if after_view_needed(request, response, seen, visit):
             after_view(visit_of(request, seen), response)
         record_page_rooms(request, response, seen)
+        keep_private(request, response)
         return response
 
     async def __acall__(self, request: HttpRequest) -> HttpResponseBase:
-        seen = Seen(request, get_store())
+        store = get_store()
+        if store.config.problems:  # logged once by get_config
+            return await self.get_response(request)  # type: ignore[no-any-return,misc]
+        seen = Seen(request, store)
         visit = None
         if not seen.spares:
             visit = await sync_to_async(before_view)(request, seen)
@@ -76,14 +81,11 @@ class WhosOnlineMiddleware:
             response: HttpResponseBase = await self.get_response(request)  # type: ignore[misc]
         finally:
             page.TASK.reset(token)
-        if (
-            visit is not None
-            and visit.stamp is not None
-            or session_changed(request, seen.session_key)
-        ):
+        if after_view_needed(request, response, seen, visit):
             await sync_to_async(after_view)(visit_of(request, seen), response)
         if rooms_of_page(request):
             await sync_to_async(record_page_rooms)(request, response, seen)
+        keep_private(request, response)
         return response
 
 
@@ -97,12 +99,56 @@ def before_view(request: HttpRequest, seen: Seen) -> Visit:
         if stale is not None:  # the guard may hold after all
             breaker = store.state.shard_breakers[stale]
             quietly(lambda: store.sync_clock(stale), None, breaker)
-    if not visit.is_guarded:
+    if not visit.is_guarded and not is_heartbeat(request):
         quietly(visit.record, None)
     return visit
+
+
+def after_view_needed(
+    request: HttpRequest, response: HttpResponseBase, seen: Seen, visit: Visit | None
+) -> bool:
+    """Whether the view's answer leaves anything to record: a visitor just
+    recorded (their guard, their location), a new identity, or a user who
+    moved to a page with another location."""
+    return (
+        visit is not None
+        and visit.stamp is not None
+        or session_changed(request, seen.session_key)
+        or answered(response)
+        and seen.moved(request)
+    )
+
+
+def is_heartbeat(request: HttpRequest) -> bool:
+    """Whether this is a POST to the heartbeat, whose view records its user
+    (or refuses to: its rate limit is kept on the server, so a client that
+    drops its guard cookie is not recorded here on every POST)."""
+    if request.method != "POST":
+        return False
+    try:
+        url = reverse("whos_online:heartbeat", getattr(request, "urlconf", None))
+    except NoReverseMatch:
+        return False
+    return request.path == url
 
 
 def after_view(visit: Visit, response: HttpResponseBase) -> None:
     if visit.identity_changed:
         quietly(visit.record_new_identity, None)
     visit.issue_guard(response)
+    if answered(response):
+        visit.record_location(response)
+
+
+def keep_private(request: HttpRequest, response: HttpResponseBase) -> None:
+    """A page that showed anything made for its viewer alone (a staff
+    member's hidden users, names only logged-in users may see) is no page
+    for a shared cache to keep."""
+    made = page.made_for(request)
+    if made is not None and made.personal:
+        patch_vary_headers(response, ["Cookie"])
+        patch_cache_control(response, private=True)
+
+
+def answered(response: HttpResponseBase) -> bool:
+    return 200 <= response.status_code < 300

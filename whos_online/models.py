@@ -25,11 +25,10 @@ class OnlineNow(models.Model):
 
 
 class Visibility(models.Model):
-    """A user's own choice to appear offline ("invisible").
-
-    Kept in the database because Redis may lose its data; mirrored in Redis
-    (the ``invisible`` set) so that recording a user needs no query.
-    """
+    """A user's own choices: to appear offline ("invisible"), and to hide
+    when they were last seen. Kept in the database, and only there: every
+    record of the user and every output reads them (see
+    :mod:`whos_online.gate`)."""
 
     user = models.OneToOneField(
         settings.AUTH_USER_MODEL,
@@ -38,6 +37,7 @@ class Visibility(models.Model):
         related_name="whos_online_visibility",
     )
     invisible = models.BooleanField(_("appear offline"), default=False)
+    hide_last_seen = models.BooleanField(_("hide when I was last seen"), default=False)
 
     class Meta:
         verbose_name = _("online visibility")

@@ -1,17 +1,82 @@
-"""The request whose page is being made, for the badge filters: a filter
-sees no context, yet every badge of a page shares the page's snapshot.
+"""One object per request for what its page learns of presence:
+``request.whos_online``, a :class:`Page` made on first use, the way
+django-htmx hangs ``request.htmx`` on the request.
 
-The middleware sets it around the view. A synchronous request sets a
-thread-local, which costs a guarded request less than a context variable;
-an asynchronous one sets a context variable, since tasks share a thread.
+It holds the viewer's :class:`~whos_online.gate.Gate`, the page's
+snapshots (so the widget, counts and badges of one page cost one round
+trip), the badges' statuses, the rooms its templates name, and whether
+anything made for this viewer alone was shown (the middleware then marks
+the response private).
+
+The badge filters see no context, so the middleware also sets the request
+whose page is being made: a thread-local for a synchronous request (cheaper
+on every guarded request), a context variable for an asynchronous one.
 """
 
 from __future__ import annotations
 
+import functools
 import threading
 from contextvars import ContextVar
+from typing import Any
 
 from django.http import HttpRequest
+
+from whos_online.gate import Gate
+from whos_online.store import Snapshot
+from whos_online.visibility import Choices
+
+ATTRIBUTE = "whos_online"
+
+
+class Page:
+    """What one request's page learns of presence, worked out lazily."""
+
+    def __init__(self, request: HttpRequest) -> None:
+        self.request = request
+        self.snapshots: dict[tuple[str | None, bool], tuple[int, Snapshot]] = {}
+        """(room, with hidden users) -> (names listed, snapshot)."""
+        self.badges: dict[str, Any] = {}
+        """User key -> their status as this page shows it."""
+        self.choices: Choices | None = None
+        """What the users the page's snapshot lists as visible chose (the
+        database's word), once asked; those the site's rule keeps from this
+        viewer count as invisible here."""
+        self.named_rooms: set[str] = set()
+        """The rooms the page's templates named by instance."""
+        self.personal = False
+        """Whether this page showed anything made for its viewer alone."""
+
+    @functools.cached_property
+    def gate(self) -> Gate:
+        """The viewer's gate; an anonymous viewer's when Django's cache may
+        keep the response for others (``cache_page``, the cache middleware)."""
+        if getattr(self.request, "_cache_update_cache", False):
+            return Gate(None)
+        return Gate(getattr(self.request, "user", None))
+
+    def gate_used(self) -> Gate:
+        """The gate, for an output about to be shown: noted, so a response
+        made for this viewer alone is marked private."""
+        gate = self.gate
+        self.personal = self.personal or gate.personal
+        return gate
+
+
+def of(request: HttpRequest) -> Page:
+    """The request's :class:`Page`, made on first use."""
+    found = getattr(request, ATTRIBUTE, None)
+    if isinstance(found, Page):
+        return found
+    made = Page(request)
+    setattr(request, ATTRIBUTE, made)
+    return made
+
+
+def made_for(request: HttpRequest) -> Page | None:
+    """The request's :class:`Page` if anything asked for it."""
+    found = getattr(request, ATTRIBUTE, None)
+    return found if isinstance(found, Page) else None
 
 
 class ThreadPage(threading.local):
@@ -24,6 +89,7 @@ TASK: ContextVar[HttpRequest | None] = ContextVar("whos_online_page", default=No
 """The page of the asynchronous request this task is serving."""
 
 
-def current() -> HttpRequest | None:
-    """The request whose page is being made, if the middleware made one."""
-    return TASK.get() or THREAD.request
+def current() -> Page | None:
+    """The page being made, if the middleware made one."""
+    request = TASK.get() or THREAD.request
+    return None if request is None else of(request)

@@ -1,6 +1,10 @@
 """How much of a guest's address is kept: ``WHOS_ONLINE_GUEST_ADDRESSES``.
 
-``"full"`` stores the address. ``"truncated"`` stores its /24 (IPv4) or /48
+An IPv6 address is first cut to its network of ``WHOS_ONLINE_IPV6_PREFIX``
+bits (a /64 by default: what one household, phone or server is given, and
+what a stranger can rotate through at will), so one such network is one
+guest in every mode. ``"full"`` stores the address (an IPv6 one as that
+network's first address). ``"truncated"`` stores its /24 (IPv4) or /48
 (IPv6) network, so guests of one network count as one. ``"hashed"`` stores a
 keyed BLAKE2b hash of the address under a key of the day, derived from
 ``SECRET_KEY`` and the date (UTC, by Redis' clock): every process works out
@@ -15,7 +19,10 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Callable
 
-from whos_online.addresses import truncate
+from whos_online.addresses import network_of, truncate
+
+# IPv6 addresses are cut to this many bits unless WHOS_ONLINE_IPV6_PREFIX says.
+IPV6_PREFIX = 64
 
 
 def daily_key(secret: bytes, day: int) -> bytes:
@@ -27,9 +34,17 @@ def daily_key(secret: bytes, day: int) -> bytes:
     ).digest()
 
 
-def stored_address(address: str, mode: str, key: Callable[[], bytes]) -> str:
+def stored_address(
+    address: str,
+    mode: str,
+    key: Callable[[], bytes],
+    ipv6_prefix: int = IPV6_PREFIX,
+) -> str:
     """What is stored for a guest at ``address`` in ``mode``; ``key()``
-    gives the key in force, and is called only for ``"hashed"``."""
+    gives the key in force, and is called only for ``"hashed"``. An IPv6
+    address counts by its network of ``ipv6_prefix`` bits."""
+    if ":" in address and ipv6_prefix < 128:
+        address = network_of(address, ipv6_prefix)
     if mode == "truncated":
         return truncate(address)
     if mode == "hashed":

@@ -25,7 +25,7 @@ from django.core import signing
 from django.db.models import Model
 from django.http import HttpRequest, HttpResponseBase
 
-from whos_online import guard
+from whos_online import guard, page
 from whos_online.conf import conf
 from whos_online.failsafe import quietly
 from whos_online.locations import marked
@@ -38,8 +38,6 @@ View = TypeVar("View", bound=Callable[..., Any])
 TOKEN_SALT = "whos_online.room"
 # The attribute a view's room name is kept in, as @location keeps its label.
 ATTRIBUTE = "whos_online_room"
-# The attribute of a request holding the rooms its templates named by instance.
-NAMED_ATTRIBUTE = "whos_online_rooms"
 NO_ROOMS: frozenset[str] = frozenset()
 
 
@@ -74,7 +72,7 @@ def room_name(room: object, kwargs: Mapping[str, Any] | None = None) -> str | No
         name = f"{room._meta.label_lower}:{room.pk}"
     else:
         name = str(room)
-        with suppress(KeyError, IndexError, ValueError):
+        with suppress(KeyError, IndexError, ValueError, AttributeError, TypeError):
             name = name.format(**(kwargs or {}))
     return None if refuse_bad_room(name) else name
 
@@ -112,14 +110,14 @@ def room_of_path(
 
 def join_named_room(request: HttpRequest, room: str) -> None:
     """A template named ``room`` by a model instance: the page is in it."""
-    named: set[str] = request.__dict__.setdefault(NAMED_ATTRIBUTE, set())
-    named.add(room)
+    page.of(request).named_rooms.add(room)
 
 
 def rooms_of_page(request: HttpRequest) -> AbstractSet[str]:
     """Every room the page is in, so far: the record after the view and the
     page's widgets both ask this."""
-    named: AbstractSet[str] = request.__dict__.get(NAMED_ATTRIBUTE, NO_ROOMS)
+    made = page.made_for(request)
+    named: AbstractSet[str] = NO_ROOMS if made is None else made.named_rooms
     room = page_room(request)
     return named if room is None else named | {room}
 
@@ -136,7 +134,8 @@ def record_page_rooms(
     if not 200 <= response.status_code < 300:
         return
     room, mark = room_of_path(request, seen.store)
-    if NAMED_ATTRIBUTE in request.__dict__:  # rooms named by the templates too
+    made = page.made_for(request)
+    if made is not None and made.named_rooms:  # rooms named by the templates too
         mark = rooms_mark(rooms_of_page(request))
     elif room is None:
         return

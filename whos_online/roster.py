@@ -2,39 +2,40 @@
 may see whom.
 
 A thin layer over :mod:`whos_online.store` for the tags, the endpoints,
-the staff page and :mod:`whos_online.api`. Hidden users are listed, and
-their status shown, only to active staff; guest addresses and bot names we
-did not choose never leave through the public roster.
+the staff page and :mod:`whos_online.api`: every name, status, last-seen
+time and count it gives goes through the viewer's
+:class:`~whos_online.gate.Gate`; guest addresses and bot names we did not
+choose never leave through the public roster.
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
-from typing import Any, Literal
+from typing import Any
 
 from django.contrib.auth import get_user_model
 from django.core.exceptions import ValidationError
 from django.http import HttpRequest
 from django.utils.translation import pgettext_lazy
 
-from whos_online import page, visibility
+from whos_online import page
 from whos_online.bots import is_known
 from whos_online.conf import conf
 from whos_online.failsafe import quietly
+from whos_online.gate import Gate, Grade, Status
 from whos_online.locations import Location, parse
 from whos_online.rooms import rooms_of_page
 from whos_online.store import Counts, LastSeen, Snapshot, Today, get_store
-from whos_online.visitors import Visit, Visitor, visit_of
-
-Status = Literal["online", "away", "offline"]
+from whos_online.visibility import Choices
+from whos_online.visitors import Visitor, visit_made, visit_of
 
 # The most users a page's badges are read from in one snapshot; past it, a
 # badge of a user not among the most recent costs a round trip of its own.
 BADGE_NAMES = 1000
-BADGES_ATTRIBUTE = "whos_online_badges"
 
 
 @dataclass(frozen=True)
@@ -46,10 +47,19 @@ class OnlineUser:
     """Set on the staff page, for viewers who may open the user's admin page."""
     location: Location | None = None
     """Where they were at their last record, if the page had a label."""
+    time_shown: bool = True
+    """Whether the viewer may learn ``last_seen`` to the minute; when not,
+    ``grade`` says how long ago roughly, if anything."""
+    grade: Grade | None = None
 
     @property
     def name(self) -> str:
         return str(self.user)
+
+    @property
+    def last_seen_label(self) -> str:
+        """How long ago, roughly, in the active language ("" if exact)."""
+        return grade_label(self.grade)
 
     @property
     def url(self) -> str | None:
@@ -89,6 +99,9 @@ class Roster(Windowed):
     counts: Counts = field(default_factory=Counts)
     record: tuple[int, datetime] | None = None
     shows_hidden: bool = False
+    shows_hidden_count: bool = False
+    """Whether the number of hidden users is told to this viewer; when it is
+    not, ``counts.hidden`` is 0 and means nothing."""
     today: Today = field(default_factory=Today)
     """The site's figures for today (zero for a room)."""
     shows_names: bool = True
@@ -96,6 +109,9 @@ class Roster(Windowed):
     (``WHOS_ONLINE_NAMES_VISIBLE_TO``, ``WHOS_ONLINE_MIN_NAMES_LISTED``)."""
     nameable: int = 0
     """How many users online the viewer may see named."""
+    now: datetime | None = None
+    """When the snapshot was taken, by Redis' clock (``None`` when Redis
+    could not be read): what "N minutes ago" is counted to."""
 
     @property
     def more(self) -> int:
@@ -109,6 +125,7 @@ STATUS_LABELS = {
     "online": pgettext_lazy("a user's presence status", "online"),
     "away": pgettext_lazy("a user's presence status", "away"),
     "offline": pgettext_lazy("a user's presence status", "offline"),
+    "unknown": pgettext_lazy("a user's presence status", "not shown"),
 }
 
 
@@ -116,28 +133,41 @@ STATUS_LABELS = {
 class UserPresence:
     user: Any
     status: Status
-    """``online``, ``away`` or ``offline``: a code for CSS classes and tests."""
+    """``online``, ``away``, ``offline``, or ``unknown`` where the viewer
+    may not learn it: a code for CSS classes and tests."""
     last_seen: datetime | None
+    """When they were last seen, within ``WHOS_ONLINE_LAST_SEEN_DAYS``, if
+    the viewer may learn it to the minute."""
+    grade: Grade | None = None
+    """Else how long ago, roughly, if the viewer may learn that."""
 
     @property
     def label(self) -> str:
         """The status in the active language, for people to read."""
         return str(STATUS_LABELS[self.status])
 
+    @property
+    def last_seen_label(self) -> str:
+        """How long ago, roughly, in the active language ("" if exact)."""
+        return grade_label(self.grade)
 
-def is_active_staff(user: Any) -> bool:
-    """Who may see hidden users and the staff page."""
-    return bool(getattr(user, "is_staff", False) and user.is_active)
+
+GRADE_LABELS = {
+    "recently": pgettext_lazy("last seen", "last seen recently"),
+    "within-a-week": pgettext_lazy("last seen", "last seen within a week"),
+    "within-a-month": pgettext_lazy("last seen", "last seen within a month"),
+    "long-ago": pgettext_lazy("last seen", "last seen a long time ago"),
+}
 
 
-def may_see_names(viewer: Any) -> bool:
-    """Whether ``WHOS_ONLINE_NAMES_VISIBLE_TO`` lets ``viewer`` see names."""
-    audience = conf.NAMES_VISIBLE_TO
-    if audience == "everyone":
-        return True
-    if audience == "users":
-        return bool(getattr(viewer, "is_authenticated", False))
-    return audience == "staff" and is_active_staff(viewer)
+def grade_label(grade: Grade | None) -> str:
+    return "" if grade is None else str(GRADE_LABELS[grade])
+
+
+def gate_of(viewer: Any, request: HttpRequest | None) -> Gate:
+    """The gate an output asks: the page's, noted as used, when there is a
+    request; else one for ``viewer``."""
+    return Gate(viewer) if request is None else page.of(request).gate_used()
 
 
 def online_roster(
@@ -147,61 +177,85 @@ def online_roster(
     viewer: Any = None,
     request: HttpRequest | None = None,
 ) -> Roster:
-    """Who is online now: one Redis round trip and at most one query.
+    """Who is online now, as the gate lets the viewer see it: one Redis
+    round trip and at most two queries (the users' choices, the users).
 
     Given the ``request``, every roster of the page shares one snapshot: the
     widget and any number of ``{% online_count %}`` cost one round trip.
     """
     limit = conf.MAX_NAMES if limit is None else max(limit, 0)
-    shows_hidden = is_active_staff(viewer)
-    snapshot = quietly(lambda: snapshot_for(limit, room, shows_hidden, request), None)
+    gate = gate_of(viewer, request)
+    shows_hidden = gate.shows_hidden
+    # The site's rule sees every user it may hide, up to BADGE_NAMES.
+    listing = max(limit, BADGE_NAMES) if gate.judges_each_user else limit
+    snapshot = quietly(lambda: snapshot_for(listing, room, shows_hidden, request), None)
     if snapshot is None:
         return Roster(window=conf.WINDOW, room=room)
     if room is not None and request is not None and room in rooms_of_page(request):
         snapshot = with_reader(snapshot, reader_of(request), shows_hidden)
-    visible = snapshot.counts.users + (snapshot.counts.hidden if shows_hidden else 0)
-    counts = snapshot.counts if shows_hidden else public_counts(snapshot.counts)
-    if not may_see_names(viewer) or visible < conf.MIN_NAMES_LISTED:
-        return Roster(
-            window=snapshot.window,
-            available=True,
-            room=room,
-            counts=counts,
-            record=as_record(snapshot.record),
-            today=snapshot.today,
-            shows_hidden=shows_hidden,
-            shows_names=False,
+    choices = gate.chosen(member for member, _ in snapshot.users)
+    chosen = choices.invisible
+    visible_pairs = [pair for pair in snapshot.users if pair[0] not in chosen]
+    hidden_pairs = [*snapshot.hidden, *(p for p in snapshot.users if p[0] in chosen)]
+    listed: list[OnlineUser] | None = None
+    refused = 0
+    if gate.judges_each_user:
+        listed = users_in_order(
+            visible_pairs, hidden_pairs if shows_hidden else (), snapshot.where
         )
+        kept = gate.refused([online.user for online in listed])
+        refused = sum(1 for o in listed if not o.hidden and str(o.user.pk) in kept)
+        listed = [online for online in listed if str(online.user.pk) not in kept]
+    visible = snapshot.counts.users - len(chosen) - refused
+    nameable = visible + (snapshot.counts.hidden + len(chosen) if shows_hidden else 0)
+    counts = gate.counts(snapshot.counts, len(chosen), refused)
+    record, today = snapshot.record, snapshot.today
+    if room is None:
+        record, today = gate.figures(record, today, counts, snapshot.now)
+    figures: dict[str, Any] = {
+        "window": snapshot.window,
+        "available": True,
+        "room": room,
+        "counts": counts,
+        "record": as_record(record),
+        "today": today,
+        "shows_hidden": shows_hidden,
+        "shows_hidden_count": gate.shows_hidden_count,
+        "now": as_datetime(snapshot.now),
+    }
+    if not gate.shows_names(nameable):
+        return Roster(**figures, shows_names=False)
     known = [
         Seen(name, as_datetime(seen)) for name, seen in snapshot.bots if is_known(name)
     ]
+    if listed is None:
+        listed = users_in_order(
+            visible_pairs, hidden_pairs if shows_hidden else (), snapshot.where
+        )
+    listed = [_timed(online, gate, choices, snapshot.now) for online in listed[:limit]]
     return Roster(
-        window=snapshot.window,
-        available=True,
-        room=room,
-        users=users_in_order(snapshot.users, snapshot.hidden, snapshot.where)[:limit],
+        **figures,
+        users=listed,
         bots=known,
         other_bots=max(snapshot.counts.bots - len(known), 0),
-        counts=counts,
-        record=as_record(snapshot.record),
-        today=snapshot.today,
-        shows_hidden=shows_hidden,
-        nameable=visible,
+        nameable=nameable,
     )
+
+
+def _timed(online: OnlineUser, gate: Gate, choices: Choices, now: float) -> OnlineUser:
+    """``online`` with when they were last seen as the viewer may learn it."""
+    seen = online.last_seen.timestamp()
+    hides = str(online.user.pk) in choices.hide_last_seen
+    exact, grade = gate.last_seen(seen, now, hides)
+    if exact is not None:
+        return online
+    return replace(online, time_shown=False, grade=grade)
 
 
 def reader_of(request: HttpRequest) -> Visitor | None:
     """The page's reader as the room will hold them: a user who chose to
-    appear offline is hidden there (one query, for a user's room page)."""
-    reader = visit_of(request).visitor
-    if (
-        reader is not None
-        and reader.kind == "users"
-        and conf.ALLOW_INVISIBLE
-        and visibility.is_invisible(getattr(request, "user", None))
-    ):
-        return replace(reader, kind="hidden")
-    return reader
+    appear offline is hidden there."""
+    return visit_of(request).visitor
 
 
 def with_reader(
@@ -223,18 +277,6 @@ def with_reader(
     return replace(snapshot, counts=counts, **lists)
 
 
-def public_counts(counts: Counts) -> Counts:
-    """The counts as everyone but staff sees them
-    (``WHOS_ONLINE_PUBLIC_HIDDEN_COUNT``): by default hidden users are not
-    counted at all, so being hidden looks exactly like being offline."""
-    shown = conf.PUBLIC_HIDDEN_COUNT
-    if shown == "separate":
-        return counts
-    if shown == "in-total":
-        return replace(counts, users=counts.users + counts.hidden, hidden=0)
-    return replace(counts, hidden=0)
-
-
 def snapshot_for(
     limit: int, room: str | None, shows_hidden: bool, request: HttpRequest | None
 ) -> Snapshot:
@@ -243,19 +285,19 @@ def snapshot_for(
     ``WHOS_ONLINE_SNAPSHOT_MAX_AGE`` (unless the visitor just arrived, who
     must see themselves), else a new one."""
     key = (room, shows_hidden)
-    visit = None if request is None else visit_of(request)
-    taken = None if visit is None else visit.snapshots.get(key)
+    taken = None if request is None else page.of(request).snapshots.get(key)
     if taken is None or taken[0] < limit:
-        taken = _shared_or_new(key, max(limit, conf.MAX_NAMES), visit)
-        if visit is not None:
-            visit.snapshots[key] = taken
+        taken = _shared_or_new(key, max(limit, conf.MAX_NAMES), request)
+        if request is not None:
+            page.of(request).snapshots[key] = taken
     return taken[1]
 
 
 def _shared_or_new(
-    key: tuple[str | None, bool], limit: int, visit: Visit | None
+    key: tuple[str | None, bool], limit: int, request: HttpRequest | None
 ) -> tuple[int, Snapshot]:
     store = get_store()
+    visit = None if request is None else visit_made(request)
     arrived = visit is not None and visit.stamp is not None and visit.stamp.entered
     shared = store.state.snapshots.get(key)
     if (
@@ -313,15 +355,57 @@ def users_in_order(
     ]
 
 
-def presence_of(users: Iterable[Any], *, viewer: Any = None) -> list[UserPresence]:
-    """Status and last-seen time of each user, in one Redis round trip (per
-    thousand users); ``offline`` for everyone if Redis cannot be read."""
+def presence_of(
+    users: Iterable[Any], *, viewer: Any = None, request: HttpRequest | None = None
+) -> list[UserPresence]:
+    """Status and last-seen time of each user as the gate lets the viewer
+    learn them, in one Redis round trip (per thousand users) and one query;
+    ``offline`` for everyone if Redis cannot be read."""
     users = list(users)
+    gate = gate_of(viewer, request)
     found = quietly(lambda: get_store().last_seen_many(u.pk for u in users), None)
     if found is None:
         return [UserPresence(user, "offline", None) for user in users]
-    shows_hidden = is_active_staff(viewer)
-    return [_presence(user, found, shows_hidden) for user in users]
+    choices = gate.chosen(str(user.pk) for user in users)
+    newly_hidden = {pk for pk in choices.invisible if pk in found.seen}
+    hidden = found.hidden | choices.invisible | gate.refused(users)
+    visible = _visible_users(len(newly_hidden - found.hidden))
+    answers = [_presence(user, found, hidden, choices, gate, visible) for user in users]
+    if request is not None:  # later |last_seen filters of the page ask no more
+        seen = page.of(request).badges
+        seen.update((f"seen:{answer.user.pk}", answer) for answer in answers)
+    return answers
+
+
+def _visible_users(newly_hidden: int) -> int:
+    """How many users online are visible, asked only when the site lists
+    names from a least number on (one round trip more)."""
+    if conf.MIN_NAMES_LISTED <= 0:
+        return 0
+    counts = quietly(lambda: get_store().snapshot(0).counts, None)
+    return 0 if counts is None else counts.users - newly_hidden
+
+
+def _presence(
+    user: Any,
+    found: LastSeen,
+    hidden: AbstractSet[str],
+    choices: Choices,
+    gate: Gate,
+    visible_users: int,
+) -> UserPresence:
+    pk = str(user.pk)
+    status, exact, grade = gate.presence(
+        found.seen.get(pk),
+        found.ever.get(pk),
+        pk in hidden,
+        pk in choices.hide_last_seen,
+        found.now,
+        visible_users,
+    )
+    return UserPresence(
+        user, status, None if exact is None else as_datetime(exact), grade
+    )
 
 
 def badge_of(user: Any) -> UserPresence:
@@ -330,39 +414,66 @@ def badge_of(user: Any) -> UserPresence:
 
     On a page made through the middleware, every badge is read from the
     page's one snapshot of the users online (shared with the widget), so a
-    thread of twenty posts costs one round trip for all its badges; a user
-    not online within the window is ``offline`` with no ``last_seen``.
-    Elsewhere (an email, a command), one round trip per user.
+    thread of twenty posts costs one round trip for all its badges, and one
+    query for the choices of the users listed; a user not online within the
+    window is ``offline`` with no ``last_seen``. Elsewhere (an email, a
+    command), one round trip per user, as for a visitor not logged in.
     """
-    request = page.current()
-    if request is None:
+    made = page.current()
+    if made is None:
         return presence_of([user])[0]
-    badges: dict[str, UserPresence] = request.__dict__.setdefault(BADGES_ATTRIBUTE, {})
     member = str(user.pk)
-    badge = badges.get(member)
+    badge = made.badges.get(member)
     if badge is None:
-        badge = badges[member] = _badge_from_page(user, request)
+        badge = made.badges[member] = _badge_from_page(user, made)
     return badge
 
 
-def _badge_from_page(user: Any, request: HttpRequest) -> UserPresence:
-    snapshot = quietly(lambda: _page_snapshot(request), None)
+def _badge_from_page(user: Any, made: page.Page) -> UserPresence:
+    gate = made.gate_used()
+    snapshot = quietly(lambda: _page_snapshot(made.request), None)
     if snapshot is None:
         return UserPresence(user, "offline", None)
-    seen = dict(snapshot.users).get(str(user.pk))
+    if made.choices is None:
+        choices = gate.chosen(m for m, _ in snapshot.users)
+        if gate.judges_each_user:
+            online = users_in_order(snapshot.users)
+            refused = gate.refused([o.user for o in online])
+            choices = replace(choices, invisible=choices.invisible | refused)
+        made.choices = choices
+    choices = made.choices
+    member = str(user.pk)
+    seen = dict(snapshot.users).get(member)
     if seen is None and not _lists_everyone(snapshot):
-        return presence_of([user])[0]
-    return UserPresence(
-        user,
-        status_for(seen, snapshot.now),
-        None if seen is None else as_datetime(seen),
-    )
+        return presence_of([user], request=made.request)[0]
+    visible = snapshot.counts.users - len(choices.invisible)
+    # A badge shows every hidden user as offline, to staff too.
+    if member in choices.invisible:
+        seen = None
+    found = LastSeen(snapshot.now, {} if seen is None else {member: seen}, frozenset())
+    return _presence(user, found, frozenset(), choices, gate, visible)
+
+
+def seen_of(user: Any) -> UserPresence:
+    """When ``user`` was last seen, beyond the window too, as the page's
+    viewer may learn it: the badge's answer for a user online; for one who
+    is not, one round trip (and one query) of their own, unless a
+    ``presence_list`` of the page asked already."""
+    badge = badge_of(user)
+    made = page.current()
+    if badge.status != "offline" or made is None or not conf.LAST_SEEN_DAYS:
+        return badge
+    key = f"seen:{user.pk}"
+    found = made.badges.get(key)
+    if found is None:
+        found = made.badges[key] = presence_of([user], request=made.request)[0]
+    return found
 
 
 def _page_snapshot(request: HttpRequest) -> Snapshot:
     """The page's site-wide snapshot if it lists every user online, else one
     listing up to ``BADGE_NAMES``."""
-    taken = visit_of(request).snapshots.get((None, False))
+    taken = page.of(request).snapshots.get((None, False))
     if taken is not None and _lists_everyone(taken[1]):
         return taken[1]
     return snapshot_for(BADGE_NAMES, None, False, request)
@@ -371,28 +482,6 @@ def _page_snapshot(request: HttpRequest) -> Snapshot:
 def _lists_everyone(snapshot: Snapshot) -> bool:
     counts = snapshot.counts
     return "users" not in counts.estimated and len(snapshot.users) >= counts.users
-
-
-def _presence(user: Any, found: LastSeen, shows_hidden: bool) -> UserPresence:
-    member = str(user.pk)
-    seen = found.seen.get(member)
-    if member in found.hidden and not shows_hidden:
-        seen = None
-    return UserPresence(
-        user, status_for(seen, found.now), None if seen is None else as_datetime(seen)
-    )
-
-
-def status_for(last_seen: float | None, now: float) -> Status:
-    """``online`` within ``AWAY_AFTER`` seconds, ``away`` within the window."""
-    if last_seen is None:
-        return "offline"
-    ago = now - last_seen
-    if ago < conf.AWAY_AFTER:
-        return "online"
-    if ago < conf.WINDOW:
-        return "away"
-    return "offline"
 
 
 def as_datetime(timestamp: float) -> datetime:

@@ -1,19 +1,28 @@
 """What each setting must be: a rule and the words a system check
-(``whos_online.E007``) says it in. Pure functions, so the checks and the
-docs test read one table."""
+(``whos_online.E007``) says it in. Pure functions, so the settings
+(:mod:`whos_online.conf`), the checks and the docs test read one table; it
+imports nothing of the app."""
 
 from __future__ import annotations
 
 import ipaddress
+import string
 from collections.abc import Callable
 from typing import Any
 
+from django.core.cache.backends.redis import RedisCache as DjangoRedisCache
 from django.utils.functional import Promise
+from django_redis.cache import RedisCache as DjangoRedisPackageCache
 
-from whos_online.conf import MAX_SHARDS
-
+# More shards than a cluster has masters gains nothing; this bounds the keys.
+MAX_SHARDS = 1024
 AUDIENCES = ("everyone", "users", "staff", "nobody")
 HIDDEN_COUNTS = ("never", "in-total", "separate")
+
+
+def is_redis_backend(backend: object) -> bool:
+    """Whether a cache backend (of ``WHOS_ONLINE_CACHE_ALIAS``) is Redis."""
+    return isinstance(backend, (DjangoRedisCache, DjangoRedisPackageCache))
 
 
 def is_whole(value: object, minimum: int) -> bool:
@@ -47,6 +56,26 @@ def are_networks(value: object) -> bool:
     return True
 
 
+def room_pattern_problem(pattern: str) -> str | None:
+    """Why a room name of ``WHOS_ONLINE_ROOMS`` cannot be formatted with a
+    URL's keyword arguments, or ``None`` when it can: each field names one
+    argument (``{pk}``), with at most a conversion and a plain format spec."""
+    try:
+        fields = list(string.Formatter().parse(pattern))
+    except ValueError as exc:
+        return str(exc)
+    for _, name, spec, conversion in fields:
+        if name is None:
+            continue
+        if not name.isidentifier():
+            return f"the field {{{name}}} names no keyword argument of the URL"
+        if conversion not in (None, "r", "s", "a"):
+            return f"the field {{{name}}} has an unknown conversion !{conversion}"
+        if spec and set("{}") & set(spec):
+            return f"the field {{{name}}} has a nested field in its format spec"
+    return None
+
+
 # Setting name (after WHOS_ONLINE_) -> (whether a value is valid, what it must be).
 SETTING_RULES: dict[str, tuple[Callable[[Any], bool], str]] = {
     "CACHE_ALIAS": (is_name, "a cache alias from CACHES"),
@@ -68,6 +97,10 @@ SETTING_RULES: dict[str, tuple[Callable[[Any], bool], str]] = {
     "GUEST_ADDRESSES": (
         lambda v: v in ("full", "truncated", "hashed"),
         'one of "full", "truncated" or "hashed"',
+    ),
+    "IPV6_PREFIX": (
+        lambda v: is_whole(v, 1) and v <= 128,
+        "a whole number of bits from 1 to 128",
     ),
     "FAILURE_BACKOFF": (lambda v: is_number(v, 0), "a number of seconds, 0 or more"),
     "AWAY_AFTER": (lambda v: is_whole(v, 1), "a whole number of seconds, at least 1"),
@@ -101,6 +134,15 @@ SETTING_RULES: dict[str, tuple[Callable[[Any], bool], str]] = {
     "IS_HIDDEN": (
         lambda v: v is None or is_name(v),
         "None or the dotted path of a function f(user) -> bool",
+    ),
+    "LAST_SEEN_DAYS": (lambda v: is_whole(v, 0), "a whole number of days, 0 or more"),
+    "LAST_SEEN_SHOWN": (
+        lambda v: v in ("exact", "approximate", "never"),
+        'one of "exact", "approximate" or "never"',
+    ),
+    "CAN_SEE": (
+        lambda v: v is None or is_name(v),
+        "None or the dotted path of a function can_see(viewer, users)",
     ),
     "DETECT_BOTS": (lambda v: isinstance(v, bool), "True or False"),
     "ALLOW_INVISIBLE": (lambda v: isinstance(v, bool), "True or False"),

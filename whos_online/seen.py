@@ -25,16 +25,14 @@ class Seen:
     key the browser holds (or will hold after this response), the guard if
     it was issued to this session (and, for a guest, this client address),
     and whether it spares the request a record, by Redis' time and data
-    generation as this process learnt them in the past few seconds; a
-    user's page view whose location differs from the one the guard knows
-    is not spared (``moved``).
+    generation as this process learnt them in the past few seconds.
 
     Made for every request, so a plain class with slots whose one call does
     it all: on the guarded path each Python call costs about as much as the
     work it wraps.
     """
 
-    __slots__ = ("guard", "moved", "session_key", "spares", "store")
+    __slots__ = ("guard", "session_key", "spares", "store")
 
     def __init__(self, request: HttpRequest, store: Store) -> None:
         config = store.config
@@ -50,7 +48,6 @@ class Seen:
         self.store = store
         """The store read with, which the rooms after the view ask too."""
         self.session_key = session_key
-        self.moved = False
         if not raw:
             self.guard, self.spares = None, False
             return
@@ -66,14 +63,20 @@ class Seen:
         if found is None:
             self.spares = False
             return
-        if not found.is_guests and request.method == "GET":
-            label = locations.label_of(request, store.state.locations)
-            self.moved = bool(label) and guard.mark(label) != found.where
         now = time.monotonic()
         if now >= verdict.deadline:  # learnt too long ago, or run out
             clock = store.state.clock
             verdict.deadline = clock.deadline(found.generation, found.expires)
-        self.spares = not self.moved and now < verdict.deadline
+        self.spares = now < verdict.deadline
+
+    def moved(self, request: HttpRequest) -> bool:
+        """Whether a user's page view (after it answered 2xx) has a location
+        other than the one their guard knows was last written."""
+        found = self.guard
+        if found is None or found.is_guests or request.method != "GET":
+            return False
+        label = locations.label_of(request, self.store.state.locations)
+        return bool(label) and guard.mark(label) != found.where
 
 
 class Verdict:

@@ -54,9 +54,12 @@ def user_logged_out(
     *, request: HttpRequest | None = None, user: Any = None, **kwargs: Any
 ) -> None:
     """Logging out takes the user off the lists and out of their rooms at
-    once, unless another device of theirs was seen within the guard period."""
+    once, unless another device of theirs was seen within the guard period;
+    this process's shared snapshots are dropped, however ``logout()`` was
+    called (a view, code, the test client, Channels)."""
     if user is None or user.pk is None:
         return
+    get_store().state.snapshots.clear()
     session = getattr(request, "session", None)
     session_key = getattr(session, "session_key", None) or ""
     store = get_store()

@@ -196,7 +196,8 @@ class BoundedMemo(dict[K, V]):
 
 class Throttle:
     """Lets each name through at most once per ``seconds``: bots keep no
-    cookies, so this spares Redis instead of a guard."""
+    cookies, so this spares Redis instead of a guard; and a user's
+    heartbeats are limited by it whatever their cookies say."""
 
     MAX_NAMES = 10_000
 
@@ -241,6 +242,8 @@ class State:
         # the room of the page there and its mark.
         self.page_rooms: BoundedMemo[object, tuple[str | None, str]] = BoundedMemo(4096)
         self.bots = Throttle()
+        # User pk -> when this process may record their heartbeat again.
+        self.heartbeats = Throttle()
         self.refused = RateLimitedLog()
         # (room, with hidden users) -> (taken at, names asked, snapshot), for
         # WHOS_ONLINE_SNAPSHOT_MAX_AGE; bounded like the guards.

@@ -32,11 +32,12 @@ from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.csrf import csrf_exempt, csrf_protect
 from django.views.decorators.http import require_GET, require_POST
 
-from whos_online import visibility
+from whos_online import guard, visibility
 from whos_online.conf import conf
 from whos_online.failsafe import quietly
 from whos_online.rooms import record_in_room, room_from_token
 from whos_online.roster import Roster, online_roster
+from whos_online.store import get_store
 from whos_online.visitors import visit_of
 
 # JSON that is safe inside a <script> element of an HTML page.
@@ -96,12 +97,11 @@ def who_is_online(request: HttpRequest) -> HttpResponseBase:
 @require_POST
 @csrf_protect
 def heartbeat(request: HttpRequest) -> HttpResponseBase:
-    """Record a logged-in user now, at most once per half heartbeat interval."""
+    """Record a logged-in user now, at most once per half heartbeat interval
+    (the middleware leaves heartbeats to this view)."""
     user = request.user
     if not user.is_authenticated:
         return json_response({"error": "Log in first."}, status=403)
-    if visit_of(request).stamp is not None:
-        return HttpResponse(status=204)  # the middleware recorded them just now
     least = conf.HEARTBEAT_SECONDS / 2
     # Records made this long ago keep the user "online" past the next
     # heartbeat, so a heartbeat before then needs none.
@@ -109,7 +109,7 @@ def heartbeat(request: HttpRequest) -> HttpResponseBase:
     visit = visit_of(request)
     done = quietly(lambda: visit.heartbeat(least, fresh_for), "failed")
     if done == "failed":
-        return json_response({"recorded": False}, status=503)
+        return outage_response()
     if done == "refused":
         response = json_response({"recorded": False}, status=429)
         response["Retry-After"] = str(int(least))
@@ -119,20 +119,49 @@ def heartbeat(request: HttpRequest) -> HttpResponseBase:
     return response
 
 
+def outage_response() -> HttpResponse:
+    """A 503 for a Redis outage, which the circuit breaker has logged once
+    already: marked as logged, so that Django's ``django.request`` logger
+    (whose ERROR records mail the ``ADMINS``) does not log it again for
+    every open tab's heartbeat."""
+    response = json_response({"recorded": False}, status=503)
+    response._has_been_logged = True  # type: ignore[attr-defined]
+    return response
+
+
 @require_POST
 @csrf_protect
 def set_visibility(request: HttpRequest) -> HttpResponseBase:
     """A user appears offline (``invisible=1``) or online again (``0``), at
-    once; back to ``next`` when it is a page of this site."""
-    if not conf.ALLOW_INVISIBLE:
-        return json_response({"error": "Invisible mode is off."}, status=404)
+    once, or hides when they were last seen (``hide_last_seen=1``) or shows
+    it again (``0``); back to ``next`` when it is a page of this site."""
     if not request.user.is_authenticated:
         return json_response({"error": "Log in first."}, status=403)
+    if "hide_last_seen" in request.POST:
+        return _choose_last_seen(request, request.POST["hide_last_seen"])
+    if not conf.ALLOW_INVISIBLE:
+        return json_response({"error": "Invisible mode is off."}, status=404)
     choice = request.POST.get("invisible")
     if choice not in ("0", "1"):
         return json_response({"error": "Say invisible=1 or 0."}, status=400)
     if not visibility.set_invisible(request.user, choice == "1"):
         return json_response({"error": "The choice cannot be kept now."}, status=503)
+    response = _chosen(request)
+    # Their next page records them as they chose, whatever Redis took now.
+    guard.forget(get_store().config, response)
+    return response
+
+
+def _choose_last_seen(request: HttpRequest, choice: str) -> HttpResponse:
+    if choice not in ("0", "1"):
+        return json_response({"error": "Say hide_last_seen=1 or 0."}, status=400)
+    if not visibility.set_hide_last_seen(request.user, choice == "1"):
+        return json_response({"error": "The choice cannot be kept now."}, status=503)
+    return _chosen(request)
+
+
+def _chosen(request: HttpRequest) -> HttpResponse:
+    """After a choice: back to ``next`` when it is a page of this site."""
     after = request.POST.get("next", "")
     if url_has_allowed_host_and_scheme(
         after, allowed_hosts={request.get_host()}, require_https=request.is_secure()
@@ -201,7 +230,8 @@ def roster_data(roster: Roster) -> dict[str, Any]:
         "counts": {
             "people": roster.counts.people,
             "users": roster.counts.users,
-            "hidden": roster.counts.hidden,
+            # Withheld is not none: null, never a 0 that could be believed.
+            "hidden": roster.counts.hidden if roster.shows_hidden_count else None,
             "guests": roster.counts.guests,
             "bots": roster.counts.bots,
             "total": roster.counts.total,

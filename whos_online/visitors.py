@@ -12,8 +12,7 @@ logout) records the new identity at once, and the guard is issued.
 from __future__ import annotations
 
 import functools
-import math
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any, Literal
 
 from django.http import HttpRequest, HttpResponseBase
@@ -25,7 +24,7 @@ from whos_online.conf import Config
 from whos_online.failsafe import quietly
 from whos_online.privacy import daily_key, stored_address
 from whos_online.seen import Seen, binding, mark_of, session_changed
-from whos_online.store import Kind, Sighting, Snapshot, Stamp, Store, get_store
+from whos_online.store import Kind, Sighting, Stamp, Store, get_store
 
 # What a heartbeat did: see Visit.heartbeat.
 Heartbeat = Literal["refused", "fresh", "recorded"]
@@ -83,7 +82,6 @@ class Visit:
         self.config = store.config
         seen = seen or Seen(request, store)
         self.session_key, self.guard = seen.session_key, seen.guard
-        self.moved = seen.moved
         self.where = "" if seen.guard is None else seen.guard.where
         """The mark of the user's location as last written, as far as
         this browser knows."""
@@ -93,19 +91,12 @@ class Visit:
         self._visitor = UNRESOLVED
         setattr(request, REQUEST_ATTRIBUTE, self)
 
-    @functools.cached_property
-    def snapshots(self) -> dict[tuple[str | None, bool], tuple[int, Snapshot]]:
-        """The page's snapshots: (room, with hidden users) -> (names, snapshot)."""
-        return {}
-
     @property
     def is_guarded(self) -> bool:
         """Whether the guard spares a record now (the clock may have been
         asked since the cookies were read)."""
         found = self.guard
-        return (
-            found is not None and not self.moved and found.holds(self.store.state.clock)
-        )
+        return found is not None and found.holds(self.store.state.clock)
 
     @functools.cached_property
     def address(self) -> str | None:
@@ -129,7 +120,7 @@ class Visit:
     def _resolve(self) -> Visitor | None:
         user = getattr(self.request, "user", None)
         if user is not None and user.is_authenticated:
-            kind: Kind = "hidden" if is_hidden(user, self.config) else "users"
+            kind: Kind = "hidden" if self._hides(user) else "users"
             return Visitor(kind, str(user.pk))
         if self.config.detect_bots:
             user_agent = self.request.META.get("HTTP_USER_AGENT", "")
@@ -140,12 +131,21 @@ class Visit:
             return None
         return Visitor("guests", self.guest_member(self.address), self.address)
 
+    def _hides(self, user: Any) -> bool:
+        """Whether the user is hidden: by the site's rule, or by their own
+        choice, read from the database (one query), whatever Redis holds."""
+        config = self.config
+        return is_hidden(user, config) or (
+            config.allow_invisible and visibility.is_invisible(user)
+        )
+
     def guest_member(self, address: str) -> str:
         config = self.config
         return stored_address(
             address,
             config.guest_addresses,
             lambda: daily_key(config.guard_key, self.store.today()),
+            config.ipv6_prefix,
         )
 
     def record(self) -> None:
@@ -185,31 +185,40 @@ class Visit:
 
     def _record_as(self, visitor: Visitor, left_guest: str = "") -> None:
         device = self._device(visitor)
-        where = self._location() if visitor.user_pk else ""
         if left_guest:
             sighting = Sighting.login(
-                visitor.kind,
-                visitor.member,
-                device=device,
-                location=where,
-                left_guest=left_guest,
+                visitor.kind, visitor.member, device=device, left_guest=left_guest
             )
         else:
             sighting = Sighting.page_view(
                 visitor.kind,
                 visitor.member,
                 device=device,
-                location=where,
                 last_recorded=self._last_recorded(visitor),
-                was_hidden=self._was_hidden(),
             )
         self.stamp = self._recorded(sighting)
-        if self.stamp is not None and where:
-            self.where = mark_of(where)
         self._note_recorded(visitor)
 
-    def _location(self) -> str:
-        return locations.location_of(self.request, self.store.state.locations)
+    def record_location(self, response: HttpResponseBase) -> None:
+        """After a 2xx page view: keep where a user is, if the page has a
+        label and it is not what their guard says was last written. Only a
+        path that answered is ever kept, so no link to it can be planted.
+        One round trip; the guard then knows the new location."""
+        visitor = self.recorded or self.visitor
+        if visitor is None or visitor.user_pk is None:
+            return
+        where = locations.location_of(self.request, self.store.state.locations)
+        if not where or mark_of(where) == self.where and self.stamp is None:
+            return
+        store = self.store
+        kept = quietly(
+            lambda: store.set_location(visitor.member, where),
+            False,
+            store.breaker_of(visitor.member),
+        )
+        if kept:
+            self.where = mark_of(where)
+            self.note_rooms(self.rooms, response)
 
     def _last_recorded(self, visitor: Visitor) -> float | None:
         """When the visitor was last recorded, by Redis' clock, if their guard
@@ -220,10 +229,6 @@ class Visit:
             return None
         return found.expires - self.config.guard_seconds
 
-    def _was_hidden(self) -> bool:
-        """Whether the record the guard names put the user among the hidden."""
-        return self.guard is not None and self.guard.is_hidden
-
     def heartbeat(self, least_interval: float, fresh_for: float) -> Heartbeat:
         """The logged-in user's page is open: ``"refused"`` if they were
         recorded less than ``least_interval`` seconds ago, ``"fresh"`` if
@@ -232,49 +237,41 @@ class Visit:
 
         Their guard, which a heartbeat renews (:meth:`issue_guard`), says
         when they were last recorded, so neither answer asks Redis, and a
-        record is a renewal. (Without a guard that holds, the middleware has
-        just recorded them.)"""
+        record is a renewal. Whatever the cookies say, this process records
+        a user's heartbeats at most once per ``least_interval``
+        (``State.heartbeats``): a client that drops its guard is refused
+        too, and a refusal writes nothing."""
         visitor = self.visitor
         assert visitor is not None and visitor.user_pk is not None
         last = self._last_recorded(visitor)
-        age = math.inf if last is None else self.store.state.clock.now() - last
-        if age < least_interval:
+        if last is not None and self.is_guarded:
+            age = self.store.state.clock.now() - last
+            if age < least_interval:
+                return "refused"
+            if age < fresh_for:
+                return "fresh"
+        if not self.store.state.heartbeats.allows(visitor.member, least_interval):
             return "refused"
-        if age < fresh_for:
-            return "fresh"
         sighting = Sighting.heartbeat(
             visitor.kind,
             visitor.member,
             device=self._device(visitor),
             last_recorded=last,
-            was_hidden=self._was_hidden(),
         )
         self.stamp = self._recorded(sighting, failures=False)
         self._note_recorded(visitor)
         return "recorded"
 
     def _recorded(self, sighting: Sighting, *, failures: bool = True) -> Stamp | None:
-        """One round trip; a second, and a query, only when Redis has lost
-        the mirror of who chose to appear offline (meanwhile the user was
-        recorded as hidden: privacy fails closed). A Redis failure gives
-        ``None`` (``failures``) or is raised."""
+        """One round trip; a Redis failure gives ``None`` (``failures``) or
+        is raised."""
         store = self.store
-
-        def record() -> Stamp | None:
+        if not failures:
             return store.record(sighting)
-
         breaker = store.breaker_of(sighting.member)
-        stamp = quietly(record, None, breaker) if failures else record()
-        # The mirror cannot be loaded when the database cannot be read: the
-        # user stays recorded as hidden.
-        if stamp is not None and stamp.unloaded and visibility.load_mirror():
-            stamp = quietly(record, None, breaker) if failures else record()
-        return stamp
+        return quietly(lambda: store.record(sighting), None, breaker)
 
     def _note_recorded(self, visitor: Visitor) -> None:
-        stamp = self.stamp
-        if stamp is not None and stamp.invisible:
-            visitor = replace(visitor, kind="hidden")
         self.recorded = visitor
         self._announce_arrival()
 
@@ -339,6 +336,12 @@ class Visit:
             generation=generation,
             secure=self.request.is_secure(),
         )
+
+
+def visit_made(request: HttpRequest) -> Visit | None:
+    """The request's visit, if one was made."""
+    found = getattr(request, REQUEST_ATTRIBUTE, None)
+    return found if isinstance(found, Visit) else None
 
 
 def visit_of(request: HttpRequest, seen: Seen | None = None) -> Visit:

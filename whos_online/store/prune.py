@@ -37,7 +37,17 @@ class Prune(StoreBase):
                 removed[kind] = removed.get(kind, 0) + count
             for name, count in self._prune_rooms(shard, dry_run=dry_run).items():
                 removed[name] = removed.get(name, 0) + count
+            if not dry_run and self.config.last_seen_kept:
+                forgotten = self._prune_last_seen(shard)
+                removed["last-seen"] = removed.get("last-seen", 0) + forgotten
         return Pruned(removed, users_left, hidden_left)
+
+    def _prune_last_seen(self, shard: Shard) -> int:
+        """Forget last-seen times older than ``WHOS_ONLINE_LAST_SEEN_DAYS``
+        (the set holds at most ``WHOS_ONLINE_MAX_MEMBERS``: one command)."""
+        keys = [shard.key("last-seen")]
+        args = [self.config.last_seen_kept]
+        return int(scripts.run(self.client, "prune_last_seen", keys, args))
 
     def _prune_users(self, shard: Shard, kind: Kind) -> list[str]:
         """Remove the stale members of ``kind`` a batch at a time; which."""

@@ -139,11 +139,12 @@ class Reads(StoreBase):
         if best is not None and best_at is not None:
             record = (int(best), float(best_at))
         most_today = int(figures[1] or 0) if known else 0
+        visible = counts.users + counts.guests  # hidden users move no figure
         if not counts.is_estimate:
-            if known and (record is None or counts.people > record[0]):
+            if known and (record is None or visible > record[0]):
                 minute = float(int(now) // 60 * 60)
-                record = (counts.people, minute) if counts.people else record
-            most_today = max(most_today, counts.people)
+                record = (visible, minute) if visible else record
+            most_today = max(most_today, visible)
         users, guests, logins = (sum(part.today[i] for part in parts) for i in range(3))
         return record, Today(users, max(guests - logins, 0), most_today)
 
@@ -153,14 +154,15 @@ class Reads(StoreBase):
         members = list(dict.fromkeys(str(pk) for pk in pks))
         if not members:
             seconds, micros = self.client.time()
-            return LastSeen(now=seconds + micros / 1e6, seen={}, hidden=frozenset())
+            now = seconds + micros / 1e6
+            return LastSeen(now=now, seen={}, hidden=frozenset(), ever={})
         by_shard: dict[Shard, list[str]] = {}
         for member in members:
             by_shard.setdefault(self.shard_of(member), []).append(member)
         calls = [
             Call(
                 "last_seen",
-                [shard.key("users"), shard.key("hidden")],
+                [shard.key("users"), shard.key("hidden"), shard.key("last-seen")],
                 chosen[start : start + BATCH],
                 shard,
             )
@@ -170,9 +172,13 @@ class Reads(StoreBase):
         now = 0.0
         seen: dict[str, float] = {}
         hidden: set[str] = set()
+        ever: dict[str, float] = {}
         answered, _ = scripts.run_shards(self.client, calls, self.state.shard_breakers)
-        for call, (answered_at, visible, concealed) in answered:
+        for call, (answered_at, visible, concealed, kept) in answered:
             now = max(now, float(answered_at))
+            for asked, last in zip(call.args, kept, strict=True):
+                if last is not None:
+                    ever[str(asked)] = float(last)
             for asked, shown, secret in zip(call.args, visible, concealed, strict=True):
                 pk = str(asked)
                 if secret is not None and (
@@ -182,7 +188,7 @@ class Reads(StoreBase):
                     hidden.add(pk)
                 elif shown is not None:
                     seen[pk] = float(shown)
-        return LastSeen(now=now, seen=seen, hidden=frozenset(hidden))
+        return LastSeen(now=now, seen=seen, hidden=frozenset(hidden), ever=ever)
 
     def history(self) -> History:
         """The staff page's charts: one round trip, at most 1440 fields per

@@ -18,17 +18,12 @@ class Sighting:
     device: str = ""
     """A keyed hash of the user's session (see ``Store.device_of``), so
     logging out elsewhere keeps them online."""
-    location: str = ""
-    """Where a user is ("label<TAB>path"); ``""`` leaves it as it was."""
     left_guest: str = ""
     """The guest (stored form) who just logged in as this user."""
     last_recorded: float | None = None
     """When this member was last recorded, by Redis' clock, as the caller
     knows it (a guard names it): a renewal it vouches for costs plain
     commands instead of the record script."""
-    was_hidden: bool = False
-    """Whether that record put a user among the hidden: the set a renewal
-    renews."""
 
     @classmethod
     def page_view(
@@ -37,24 +32,15 @@ class Sighting:
         member: str,
         *,
         device: str = "",
-        location: str = "",
         last_recorded: float | None = None,
-        was_hidden: bool = False,
     ) -> Sighting:
-        return cls(
-            kind,
-            member,
-            device=device,
-            location=location,
-            last_recorded=last_recorded,
-            was_hidden=was_hidden,
-        )
+        return cls(kind, member, device=device, last_recorded=last_recorded)
 
     @classmethod
     def login(
-        cls, kind: Kind, member: str, *, device: str, location: str, left_guest: str
+        cls, kind: Kind, member: str, *, device: str, left_guest: str
     ) -> Sighting:
-        return cls(kind, member, device, location, left_guest=left_guest)
+        return cls(kind, member, device, left_guest=left_guest)
 
     @classmethod
     def heartbeat(
@@ -64,30 +50,19 @@ class Sighting:
         *,
         device: str,
         last_recorded: float | None,
-        was_hidden: bool = False,
     ) -> Sighting:
-        return cls(
-            kind,
-            member,
-            device=device,
-            last_recorded=last_recorded,
-            was_hidden=was_hidden,
-        )
+        return cls(kind, member, device=device, last_recorded=last_recorded)
 
 
 @dataclass(frozen=True)
 class Stamp:
     """What a record tells: Redis' time, the label of the data generation a
-    guard may vouch for, whether the member entered the window (was not
-    online before), whether a user was recorded as hidden (they chose to
-    appear offline, or Redis has lost the mirror of those choices), and
-    whether that mirror was missing (the caller loads it)."""
+    guard may vouch for, and whether the member entered the window (was not
+    online before)."""
 
     now: float
     generation: str
     entered: bool
-    invisible: bool = False
-    unloaded: bool = False
 
 
 @dataclass(frozen=True)
@@ -158,7 +133,11 @@ class LastSeen:
 
     now: float
     seen: dict[str, float]
+    """Within the window."""
     hidden: frozenset[str]
+    ever: dict[str, float] = field(default_factory=dict)
+    """When each user was last seen, within ``WHOS_ONLINE_LAST_SEEN_DAYS``
+    (beyond the window too)."""
 
 
 @dataclass(frozen=True)

@@ -62,9 +62,6 @@ class Call:
 def run_all(client: Redis, calls: Sequence[Call]) -> list[Any]:
     """Each call's reply, in one round trip (per master, on a cluster);
     raises the first error."""
-    if len(calls) == 1:
-        only = calls[0]
-        return [run(client, only.script, only.keys, only.args)]
     replies = pipelined(client, calls)
     for reply in replies:
         if isinstance(reply, Exception):

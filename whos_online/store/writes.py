@@ -4,8 +4,6 @@ mode. Each is one round trip but where a docstring says otherwise."""
 from __future__ import annotations
 
 import math
-import secrets
-from collections.abc import Iterable
 from typing import Any
 
 from redis.exceptions import RedisError
@@ -21,6 +19,9 @@ BATCH = 1000
 # A renewal in plain commands is for members this far inside the window at
 # least, so that no clock difference can make one who left look renewed.
 RENEWAL_MARGIN = 60
+# The most rooms a user is kept in at once: past it, they leave the rooms
+# they visited longest ago (room.lua), so every room they are in is known.
+ROOMS_PER_USER = 100
 
 
 class Writes(StoreBase):
@@ -41,11 +42,13 @@ class Writes(StoreBase):
         else:
             reply = scripts.run(self.client, call.script, call.keys, call.args)
         now, generation, *flags = reply.decode().split()
-        entered, hidden, unloaded, tick = (flag == "1" for flag in flags)
+        entered, moved, tick = (flag == "1" for flag in flags)
         label = self.state.clock.observe(float(now), generation, shard.index)
         if tick:
             self._tick(shard, int(float(now) // 60))
-        return Stamp(float(now), label, entered, hidden, unloaded)
+        if moved:  # their choice changed since their last record: their rooms too
+            self.move_in_rooms(sighting.member, hidden=sighting.kind == "hidden")
+        return Stamp(float(now), label, entered)
 
     def record_call(self, shard: Shard, sighting: Sighting) -> Call:
         """The script :meth:`record` runs."""
@@ -68,9 +71,8 @@ class Writes(StoreBase):
         if is_user:
             keys += [
                 shard.key("hidden"),
-                shard.key("invisible"),
                 shard.key(f"devices:{member}"),
-                shard.key(f"where:{member}"),
+                shard.key("last-seen"),
             ]
         args: list[Arg] = [
             kind,
@@ -78,8 +80,7 @@ class Writes(StoreBase):
             config.window,
             config.max_members,
             sighting.device,
-            sighting.location,
-            "1" if config.allow_invisible else "0",
+            config.last_seen_kept,
         ]
         return Call("record", keys, args, shard)
 
@@ -106,14 +107,13 @@ class Writes(StoreBase):
         minute = int(now // 60)
         asks = self.state.minutes_asked[shard.index] != minute
         replies = self._renewal(shard, sighting, now, asks).execute()
-        hidden = self._renewal_holds(sighting, replies)
-        if hidden is None:
+        if not self._renewal_holds(sighting, replies):
             return None
         if asks:
             self.state.minutes_asked[shard.index] = minute
             if replies[-1]:
                 self._tick(shard, minute)
-        return Stamp(now, label, entered=False, invisible=hidden)
+        return Stamp(now, label, entered=False)
 
     def _renewal(
         self, shard: Shard, sighting: Sighting, now: float, asks_tick: bool
@@ -128,42 +128,31 @@ class Writes(StoreBase):
         window, minute = config.window, int(now // 60)
         pipe: Any = self.client.pipeline(transaction=False)
         is_user = kind != "guests"
-        # A user is renewed in the set their last record put them in; a choice
-        # made since, elsewhere, shows in the replies, and the script moves them.
-        renewed = ("hidden" if sighting.was_hidden else "users") if is_user else kind
-        pipe.zadd(shard.key(renewed), {member: now}, xx=True, gt=True, ch=True)
+        # A user whose choice changed since their last record is not in the
+        # set of their kind: the ZADD XX fails, and the script moves them.
+        pipe.zadd(shard.key(kind), {member: now}, xx=True, gt=True, ch=True)
         pipe.pfadd(shard.minute_key("users" if is_user else "guests", minute), member)
-        if is_user:
-            pipe.execute_command("SMISMEMBER", shard.key("invisible"), "", member)
-            if sighting.device:
-                # The devices set keeps the expiry the script gave it: once
-                # it lapses, the device is missing and the script records
-                # the user again.
-                devices = shard.key(f"devices:{member}")
-                pipe.zadd(devices, {sighting.device: now}, xx=True, gt=True, ch=True)
-                pipe.zremrangebyscore(devices, "-inf", f"({now - window}")
-            if sighting.location:
-                pipe.set(shard.key(f"where:{member}"), sighting.location, ex=window)
+        if is_user and sighting.device:
+            # The devices set keeps the expiry the script gave it: once it
+            # lapses, the device is missing and the script records the user
+            # again.
+            devices = shard.key(f"devices:{member}")
+            pipe.zadd(devices, {sighting.device: now}, xx=True, gt=True, ch=True)
+            pipe.zremrangebyscore(devices, "-inf", f"({now - window}")
+        if is_user and config.last_seen_kept:
+            # Only a user the script put there: it keeps the set's cap.
+            pipe.zadd(shard.key("last-seen"), {member: now}, xx=True, gt=True)
         if asks_tick:
             pipe.set(shard.key(f"tick:{minute}"), "1", nx=True, ex=120)
         return pipe
 
-    def _renewal_holds(self, sighting: Sighting, replies: list[Any]) -> bool | None:
-        """Whether the renewed user is hidden (``False`` for a guest), or
-        ``None`` when the renewal did not hold: the member was in none of its
-        sets, or a user is not where their choice would put them."""
-        if sighting.kind == "guests":
-            return False if replies[0] else None
-        renewed, _, (loaded, chosen), *rest = replies
-        if sighting.device and not rest[0]:
-            return None  # a device not seen lately: the script marks it
-        hidden = sighting.kind == "hidden" or (
-            self.config.allow_invisible and bool(chosen)
-        )
-        unknown = self.config.allow_invisible and not loaded
-        if unknown or not renewed or hidden != sighting.was_hidden:
-            return None
-        return hidden
+    def _renewal_holds(self, sighting: Sighting, replies: list[Any]) -> bool:
+        """Whether the member was renewed where a record would leave them: in
+        the set of their kind, and a user's device among their devices."""
+        renewed = bool(replies[0])
+        if sighting.kind == "guests" or not sighting.device:
+            return renewed
+        return renewed and bool(replies[2])
 
     def _forget_guest(self, guest: str) -> list[Call]:
         shard = self.shard_of(guest)
@@ -213,8 +202,8 @@ class Writes(StoreBase):
         if is_user:
             keys += [
                 shard.room_key(room, "hidden"),
-                shard.key("invisible"),
                 shard.key(f"rooms-of:{member}"),
+                shard.key(""),
             ]
         args: list[Arg] = [
             kind,
@@ -223,10 +212,15 @@ class Writes(StoreBase):
             config.max_members,
             room,
             config.max_rooms,
-            "1" if config.allow_invisible else "0",
+            ROOMS_PER_USER,
         ]
         now = scripts.run(self.client, "room", keys, args)
         return None if now is None else float(now)
+
+    def set_location(self, pk: str, location: str) -> bool:
+        """Keep where the user ``pk`` is ("label<TAB>path") for the window."""
+        key = self.shard_of(pk).key(f"where:{pk}")
+        return bool(self.client.set(key, location, ex=self.config.window))
 
     def log_out(self, pk: str, device: str) -> LoggedOut:
         """The user ``pk`` logged out on ``device``: take them off the lists,
@@ -256,29 +250,32 @@ class Writes(StoreBase):
             pipe.execute()
         return LoggedOut(removed=True, hidden=bool(was_hidden))
 
-    def set_invisible(self, pk: str, invisible: bool) -> bool:
-        """Mirror a user's choice to appear offline and move them at once, in
-        the site's sets and their rooms' (one round trip, three if in rooms).
-        ``False`` if the mirror is missing: load it (:meth:`load_invisible`),
-        then call again."""
+    def set_invisible(self, pk: str, invisible: bool) -> None:
+        """Move the user ``pk`` at once to the hidden sets (``invisible``) or
+        back, in the site's sets and their rooms' (one round trip, three if
+        in rooms). The database keeps their choice: Redis keeps no copy."""
         shard = self.shard_of(pk)
-        keys = [shard.key(name) for name in ("invisible", "users", "hidden")]
-        keys.append(shard.key(f"rooms-of:{pk}"))
+        keys = [shard.key(name) for name in ("users", "hidden", f"rooms-of:{pk}")]
         args: list[Arg] = [pk, "1" if invisible else "0", self.config.window]
         rooms = scripts.run(self.client, "visibility", keys, args)
-        if rooms is None:
-            return False
         if rooms:
-            leave: Kind = "users" if invisible else "hidden"
-            join: Kind = "hidden" if invisible else "users"
-            self._move_in_rooms(shard, pk, decoded(rooms), leave, join)
-        return True
+            self._move_in_rooms(shard, pk, decoded(rooms), hidden=invisible)
+
+    def move_in_rooms(self, pk: str, *, hidden: bool) -> None:
+        """Move the user ``pk`` to the hidden set of each room they are in
+        (``hidden``) or back: one round trip, three if in rooms."""
+        shard = self.shard_of(pk)
+        rooms = decoded(self.client.zrange(shard.key(f"rooms-of:{pk}"), 0, -1))
+        if rooms:
+            self._move_in_rooms(shard, pk, rooms, hidden=hidden)
 
     def _move_in_rooms(
-        self, shard: Shard, pk: str, rooms: list[str], leave: Kind, join: Kind
+        self, shard: Shard, pk: str, rooms: list[str], *, hidden: bool
     ) -> None:
-        """Move ``pk`` from ``leave`` to ``join`` in each room, keeping when
-        they were seen: two pipelined round trips."""
+        """Move ``pk`` between the visible and hidden sets of each room,
+        keeping when they were seen: two pipelined round trips."""
+        leave: Kind = "users" if hidden else "hidden"
+        join: Kind = "hidden" if hidden else "users"
         reads = self.client.pipeline(transaction=False)
         for room in rooms:
             reads.zscore(shard.room_key(room, leave), pk)
@@ -289,26 +286,6 @@ class Writes(StoreBase):
                 writes.zadd(shard.room_key(room, join), {pk: seen})
                 writes.expire(shard.room_key(room, join), self.config.window)
         writes.execute()
-
-    def load_invisible(self, pks: Iterable[object]) -> int:
-        """Fill the mirror of the users who chose to appear offline (after
-        Redis lost it) in every shard, whole or not at all: one round trip
-        however many there are (a script per shard and thousand users)."""
-        members: dict[Shard, list[str]] = {shard: [] for shard in self.shards}
-        for pk in pks:
-            members[self.shard_of(str(pk))].append(str(pk))
-        calls = []
-        for shard, chosen in members.items():
-            keys = [
-                shard.key("invisible"),
-                shard.key(f"loading:{secrets.token_hex(8)}"),
-            ]
-            starts = range(0, max(len(chosen), 1), BATCH)
-            for start in starts:
-                last = "1" if start == starts[-1] else "0"
-                batch = chosen[start : start + BATCH]
-                calls.append(Call("load_invisible", keys, [last, *batch], shard))
-        return sum(int(n) for n in scripts.run_all(self.client, calls))
 
     def sync_clock(self, shard: int | None = None) -> None:
         """Learn Redis' time and the data generation of ``shard`` (of every

@@ -7,6 +7,7 @@ costs at most one Redis round trip and never raises when Redis is down.
 
 from __future__ import annotations
 
+import time
 from datetime import datetime, timezone
 from typing import Any
 
@@ -31,6 +32,7 @@ from whos_online.roster import (
     badge_of,
     online_roster,
     presence_of,
+    seen_of,
 )
 from whos_online.store import Counts
 
@@ -84,10 +86,10 @@ def _as_text(value: int, approximate: bool) -> str:
 @register.inclusion_tag("whos_online/whos_online.html", takes_context=True)
 def whos_online(
     context: Context,
-    limit: int | None = None,
+    limit: int | str | None = None,
     room: str | Model | None = None,
-    refresh: int = 0,
-    heading: int = 2,
+    refresh: int | str = 0,
+    heading: int | str = 2,
 ) -> dict[str, Any]:
     """The "Who's online" widget.
 
@@ -99,19 +101,23 @@ def whos_online(
     script (the static widget stays for browsers without JavaScript), and
     with it every ``{% online_count %}`` on the page. Its title is an
     ``<h2>``; ``heading=3`` makes it an ``<h3>``, ``heading=0`` leaves it
-    out where the page already has a heading for the widget.
+    out where the page already has a heading for the widget. Numbers may be
+    written as text (``limit="10"``); one that is not a whole number is
+    taken as the default.
     """
+    seconds = max(_whole(refresh, 0) or 0, 0)
+    level = _whole(heading, 2)
     viewer = _viewer(context)
     name = _room(context, room)
-    roster = _roster(context, limit, room, name)
+    roster = _roster(context, _whole(limit, None), room, name)
     return {
         "roster": roster,
-        "refresh_seconds": refresh if refresh and refresh > 0 else 0,
+        "refresh_seconds": seconds,
         "refresh_url": (
-            _refresh_url(name, viewer) if refresh and roster.room == name else None
+            _refresh_url(name, viewer) if seconds and roster.room == name else None
         ),
         "request": context.get("request"),
-        "heading": int(heading) if heading in range(1, 7) else 0,
+        "heading": level if level in range(1, 7) else 0,
         # What the beacon's fresh widgets are keyed by; None for a bad room.
         "room_key": "" if room is None else name,
     }
@@ -148,7 +154,11 @@ def page_room(context: Context) -> str | None:
 @register.simple_tag(takes_context=True)
 def presence_list(context: Context, users: Any) -> list[UserPresence]:
     """``{% presence_list members as rows %}``: each user's ``status``
-    (online, away, offline) and ``last_seen``, in one round trip for all."""
+    (online, away, offline, or unknown where the viewer may not learn it)
+    and ``last_seen``, in one round trip for all."""
+    request = context.get("request")
+    if isinstance(request, HttpRequest):
+        return presence_of(users, request=request)
     return presence_of(users, viewer=_viewer(context))
 
 
@@ -157,8 +167,12 @@ def online_badge(user: Any) -> SafeString:
     """``{% online_badge user %}``: a dot for the user's status, styled by
     the shipped stylesheet, with the status in the page's language for
     screen readers and as its tooltip; all the badges of a page cost one
-    round trip together."""
+    round trip together. Nothing for no user (a deleted author's ``None``)."""
+    if not _is_user(user):
+        return SafeString("")
     status = badge_of(user).status
+    if status == "unknown":  # this viewer may not learn it: no badge at all
+        return SafeString("")
     label = STATUS_LABELS[status]
     return format_html(
         '<span class="whos-online-badge whos-online-badge-{}" title="{}">'
@@ -171,27 +185,40 @@ def online_badge(user: Any) -> SafeString:
 
 @register.filter
 def online_status(user: Any) -> str:
-    """``{{ user|online_status }}``: ``online``, ``away`` or ``offline``; all
-    the badges of a page cost one round trip together."""
-    return badge_of(user).status
+    """``{{ user|online_status }}``: ``online``, ``away`` or ``offline``, or
+    ``unknown`` where the viewer may not learn it; all the badges of a page
+    cost one round trip together; ``""`` for no user."""
+    return badge_of(user).status if _is_user(user) else ""
+
+
+@register.filter
+def last_seen_label(user: Any) -> str:
+    """``{{ user|last_seen_label }}``: how long ago the user was last seen,
+    roughly ("last seen within a week"), where the viewer may learn only
+    that; ``""`` where they may learn the time (``|last_seen``) or nothing."""
+    return seen_of(user).last_seen_label if _is_user(user) else ""
 
 
 @register.filter
 def last_seen(user: Any) -> datetime | None:
-    """``{{ user|last_seen|timesince }}``: when the user was last seen within
-    the window; ``None`` when they were not."""
-    return badge_of(user).last_seen
+    """``{{ user|last_seen|timesince }}``: when the user was last seen,
+    within ``WHOS_ONLINE_LAST_SEEN_DAYS``, where the viewer may learn the
+    time (else see ``|last_seen_label``); ``None`` otherwise, or for no
+    user. A user not online costs a round trip of their own: for many, use
+    ``{% presence_list %}``."""
+    return seen_of(user).last_seen if _is_user(user) else None
 
 
 @register.filter
 def minutes_since(value: datetime | None, now: datetime | None = None) -> int | None:
-    """``{{ row.last_seen|minutes_since }}``: whole minutes from ``value`` (an
-    aware datetime) to ``now`` (default: the current time), never below 0;
-    ``None`` for ``None``. Lets a template say "just now" for 0 and choose a
-    plural for the rest (see ``whos_online/staff_table.html``)."""
+    """``{{ row.last_seen|minutes_since:roster.now }}``: whole minutes from
+    ``value`` (an aware datetime) to ``now`` (a roster's ``now`` is Redis'
+    time; default: this server's clock), never below 0; ``None`` for
+    ``None``. Lets a template say "just now" for 0 and choose a plural for
+    the rest (see ``whos_online/staff_table.html``)."""
     if value is None:
         return None
-    elapsed = (now or datetime.now(timezone.utc)) - value
+    elapsed = (now or datetime.fromtimestamp(time.time(), timezone.utc)) - value
     return max(int(elapsed.total_seconds() // 60), 0)
 
 
@@ -225,23 +252,48 @@ def whos_online_beacon(
 
 @register.inclusion_tag("whos_online/visibility.html", takes_context=True)
 def whos_online_visibility(context: Context) -> dict[str, Any]:
-    """For a logged-in user: a button to appear offline, or online again
-    (a POST with the CSRF token; one query for the current choice)."""
+    """For a logged-in user: a button to appear offline, or online again,
+    and one to hide when they were last seen, or show it again (each a POST
+    with the CSRF token; one query for both current choices)."""
     viewer = _viewer(context)
     url = _reverse("whos_online:visibility")
+    offers_invisible = conf.ALLOW_INVISIBLE
+    offers_last_seen = conf.LAST_SEEN_SHOWN == "exact"
     if (
         url is None
-        or not conf.ALLOW_INVISIBLE
+        or not (offers_invisible or offers_last_seen)
         or not getattr(viewer, "is_authenticated", False)
     ):
         return {"visibility_url": None}
     request = context.get("request")
+    chosen = visibility.choices_among([viewer.pk])
     return {
         "visibility_url": url,
-        "invisible": visibility.is_invisible(viewer),
+        "offers_invisible": offers_invisible,
+        "invisible": str(viewer.pk) in chosen.invisible,
+        "offers_last_seen": offers_last_seen,
+        "hides_last_seen": str(viewer.pk) in chosen.hide_last_seen,
         "next": getattr(request, "get_full_path", lambda: "")(),
         "csrf_token": context.get("csrf_token"),
     }
+
+
+def _is_user(user: object) -> bool:
+    """Whether a badge can be had: a user with a primary key (not ``None``,
+    as a deleted author is, nor an anonymous user, nor a missing variable)."""
+    return getattr(user, "pk", None) is not None
+
+
+def _whole(value: object, default: int | None) -> int | None:
+    """A tag's number argument as templates write it: ``10`` or ``"10"``;
+    anything else is the ``default``."""
+    if isinstance(value, bool):
+        return default
+    if isinstance(value, int):
+        return value
+    if isinstance(value, str) and value.isascii() and value.isdigit():
+        return int(value)
+    return default
 
 
 def _room(context: Context, room: object) -> str | None:

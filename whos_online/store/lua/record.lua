@@ -10,40 +10,39 @@
 -- For people (the kinds users, hidden and guests), also:
 -- KEYS[4]  this minute's HyperLogLog of the users or guests recorded, which
 --          counts a set that is at its cap
--- KEYS[5]  today's visitors: a set of user keys, or a HyperLogLog of guests
+-- KEYS[5]  today's visitors: a set of the keys of users seen visible, or a
+--          HyperLogLog of guests
 -- For guests, also:
 -- KEYS[6]  today's logins (see forget_guest.lua), which a guest recorded
 --          anew leaves
 -- For users (the kinds users and hidden), also:
 -- KEYS[6]  the hidden set; a user is in at most one of KEYS[1] and KEYS[6]
--- KEYS[7]  the invisible set: keys of users who chose to appear offline, and
---          '' once it is loaded from the database
--- KEYS[8]  the user's devices set (session hash -> last seen)
--- KEYS[9]  the user's location ("label<TAB>path")
+-- KEYS[7]  the user's devices set (session hash -> last seen)
+-- KEYS[8]  the shard's last-seen set (user key -> last seen), kept beyond
+--          the window, at most ARGV[4] users
 --
 -- ARGV[1]  the kind: users, hidden, guests or bots
 -- ARGV[2]  the member
 -- ARGV[3]  the window, in seconds
 -- ARGV[4]  the most members a set keeps
--- ARGV[5]  the device to mark in KEYS[8], or ''
--- ARGV[6]  the location to keep in KEYS[9], or '' to leave it be
--- ARGV[7]  '1' if users may choose to be invisible (consult KEYS[7])
+-- ARGV[5]  the device to mark in KEYS[7], or ''
+-- ARGV[6]  how long KEYS[8] is kept, in seconds ('0': no last seen is kept)
 --
--- A user of kind users is recorded as hidden when they chose to be, and also
--- while KEYS[7] is missing (Redis lost it): privacy fails closed until the
--- caller loads the mirror and records again. A member new to a set that is
+-- The caller says whether a user is hidden (the kind hidden): the database
+-- keeps their choice, Redis no copy of it. A member new to a set that is
 -- at its cap takes the place of a member who left the window, never of one
 -- online: when there is none, it is only counted in KEYS[4].
 --
 -- A renewal the caller can vouch for is cheaper in plain commands (see
 -- Writes._renewed): what it does must stay what this script does for a
--- member already online.
+-- member already online (tests/test_renewal.py runs both on the same cases).
 --
--- Returns, as one string of words (one reply, not six, for the caller to
+-- Returns, as one string of words (one reply, not five, for the caller to
 -- read), now as "seconds.micros", the generation, entered (1 if the member
--- was not online before), hidden (1 if recorded in KEYS[6]), unloaded (1 if
--- KEYS[7] is missing) and tick (1 if this is the shard's first record of the
--- minute: the caller runs tick.lua).
+-- was not online before), moved (1 if a user left the other of KEYS[1] and
+-- KEYS[6]: their choice changed, and the caller moves them in their rooms)
+-- and tick (1 if this is the shard's first record of the minute: the caller
+-- runs tick.lua).
 
 local t = redis.call('TIME')
 local micros = string.format('%06d', tonumber(t[2]))
@@ -52,22 +51,11 @@ local since = (tonumber(t[1]) - tonumber(ARGV[3])) .. '.' .. micros
 local kind, member = ARGV[1], ARGV[2]
 local is_user = kind == 'users' or kind == 'hidden'
 
-local target, other, hidden, unloaded = KEYS[1], nil, 0, 0
-if is_user then
+local target, other = KEYS[1], nil
+if kind == 'users' then
   other = KEYS[6]
-  if kind == 'hidden' then
-    hidden = 1
-  elseif ARGV[7] == '1' then
-    local mirror = redis.call('SMISMEMBER', KEYS[7], '', member)
-    if mirror[1] == 0 then
-      hidden, unloaded = 1, 1
-    elseif mirror[2] == 1 then
-      hidden = 1
-    end
-  end
-  if hidden == 1 then
-    target, other = KEYS[6], KEYS[1]
-  end
+elseif kind == 'hidden' then
+  target, other = KEYS[6], KEYS[1]
 end
 
 local last = redis.call('ZSCORE', target, member)
@@ -92,9 +80,10 @@ if not last then
 end
 local entered = room and (not last or tonumber(last) < tonumber(since))
 
+local moved = 0
 if room then
   if other then
-    redis.call('ZREM', other, member)
+    moved = redis.call('ZREM', other, member)
   end
   redis.call('ZADD', target, now, member)
   redis.call('EXPIRE', target, ARGV[3])
@@ -112,25 +101,29 @@ if kind ~= 'bots' then
       redis.call('PFADD', KEYS[5], member)
       redis.call('EXPIRE', KEYS[5], 172800)
       redis.call('SREM', KEYS[6], member)
-    elseif redis.call('SCARD', KEYS[5]) < tonumber(ARGV[4]) then
+    elseif kind == 'users' and redis.call('SCARD', KEYS[5]) < tonumber(ARGV[4]) then
+      -- A hidden user is not a visitor anyone is told of.
       redis.call('SADD', KEYS[5], member)
       redis.call('EXPIRE', KEYS[5], 172800)
     end
   end
 end
 
-if is_user and room then
-  if ARGV[5] ~= '' then
-    -- Devices not seen within the window leave, and a user keeps at most 5,
-    -- so memory and logging out stay bounded.
-    if redis.call('ZADD', KEYS[8], now, ARGV[5]) == 1 then
-      redis.call('ZREMRANGEBYRANK', KEYS[8], 0, -6)
-    end
-    redis.call('ZREMRANGEBYSCORE', KEYS[8], '-inf', '(' .. since)
-    redis.call('EXPIRE', KEYS[8], ARGV[3])
+if is_user and room and ARGV[5] ~= '' then
+  -- Devices not seen within the window leave, and a user keeps at most 5,
+  -- so memory and logging out stay bounded.
+  if redis.call('ZADD', KEYS[7], now, ARGV[5]) == 1 then
+    redis.call('ZREMRANGEBYRANK', KEYS[7], 0, -6)
   end
-  if ARGV[6] ~= '' then
-    redis.call('SET', KEYS[9], ARGV[6], 'EX', ARGV[3])
-  end
+  redis.call('ZREMRANGEBYSCORE', KEYS[7], '-inf', '(' .. since)
+  redis.call('EXPIRE', KEYS[7], ARGV[3])
 end
-return table.concat({now, generation, entered and 1 or 0, hidden, unloaded, tick}, ' ')
+if is_user and room and ARGV[6] ~= '0' then
+  -- A user new to the last-seen set at its cap takes the oldest's place.
+  if redis.call('ZADD', KEYS[8], now, member) == 1
+      and redis.call('ZCARD', KEYS[8]) > tonumber(ARGV[4]) then
+    redis.call('ZREMRANGEBYRANK', KEYS[8], 0, 0)
+  end
+  redis.call('EXPIRE', KEYS[8], ARGV[6])
+end
+return table.concat({now, generation, entered and 1 or 0, moved, tick}, ' ')

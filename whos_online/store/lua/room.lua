@@ -7,8 +7,9 @@
 --          users and hidden)
 -- For users (the kinds users and hidden), also:
 -- KEYS[5]  the room's hidden set
--- KEYS[6]  the invisible set (see record.lua)
--- KEYS[7]  the user's rooms set (room name -> last visit)
+-- KEYS[6]  the user's rooms set (room name -> last visit)
+-- KEYS[7]  the start of the shard's keys, "{tag}:": the rooms a user leaves
+--          (below) are named from it, keys of the same hash tag
 --
 -- ARGV[1]  the kind: users, hidden, guests or bots
 -- ARGV[2]  the member
@@ -16,13 +17,16 @@
 -- ARGV[4]  the most members all rooms together hold
 -- ARGV[5]  the room name
 -- ARGV[6]  the most rooms in use within one window
--- ARGV[7]  '1' if users may choose to be invisible (consult KEYS[6])
+-- ARGV[7]  the most rooms a user is kept in at once
 --
 -- Rooms nobody visited within the window are forgotten first (their sets
 -- expired with their last visit). A new room is refused while ARGV[6] others
 -- are in use, and a member new to a room while the rooms hold ARGV[4]
 -- members after this room's stale members made way: newcomers wait, and
--- nobody in a room is ever pushed out. Privacy fails closed as in record.lua.
+-- nobody in a room is ever pushed out. The caller says whether a user is
+-- hidden (the kind hidden), as for record.lua. A user in more than ARGV[7]
+-- rooms leaves those they visited longest ago, so that KEYS[6] always names
+-- every room they are in, for logging out and appearing offline.
 --
 -- Returns now as "seconds.micros", or false when refused.
 
@@ -48,16 +52,10 @@ if not redis.call('ZSCORE', KEYS[1], room)
 end
 
 local target, other = KEYS[4], nil
-if kind == 'users' or kind == 'hidden' then
+if kind == 'users' then
   other = KEYS[5]
-  local hidden = kind == 'hidden'
-  if not hidden and ARGV[7] == '1' then
-    local mirror = redis.call('SMISMEMBER', KEYS[6], '', member)
-    hidden = mirror[1] == 0 or mirror[2] == 1
-  end
-  if hidden then
-    target, other = KEYS[5], KEYS[4]
-  end
+elseif kind == 'hidden' then
+  target, other = KEYS[5], KEYS[4]
 end
 
 local added = 0
@@ -85,12 +83,22 @@ for i = 1, 4 do
 end
 
 if other then
-  redis.call('ZADD', KEYS[7], now, room)
-  redis.call('EXPIRE', KEYS[7], ARGV[3])
-  -- A user is kept in at most 10 rooms, those of the window, so memory and
-  -- logging out stay bounded (in more, they leave those rooms when their
-  -- presence there ends).
-  redis.call('ZREMRANGEBYRANK', KEYS[7], 0, -11)
-  redis.call('ZREMRANGEBYSCORE', KEYS[7], '-inf', '(' .. since)
+  redis.call('ZADD', KEYS[6], now, room)
+  redis.call('EXPIRE', KEYS[6], ARGV[3])
+  redis.call('ZREMRANGEBYSCORE', KEYS[6], '-inf', '(' .. since)
+  local over = redis.call('ZCARD', KEYS[6]) - tonumber(ARGV[7])
+  if over > 0 then
+    for _, name in ipairs(redis.call('ZRANGE', KEYS[6], 0, over - 1)) do
+      local left = 0
+      for _, set in ipairs({'users', 'hidden'}) do
+        left = left + redis.call('ZREM', KEYS[7] .. 'room:' .. name .. ':' .. set, member)
+      end
+      if left > 0 then
+        redis.call('ZINCRBY', KEYS[2], -left, name)
+        redis.call('DECRBY', KEYS[3], left)
+      end
+    end
+    redis.call('ZREMRANGEBYRANK', KEYS[6], 0, over - 1)
+  end
 end
 return now

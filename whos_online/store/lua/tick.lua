@@ -18,7 +18,11 @@
 -- A users or guests set at its cap is counted by its estimate, made afresh
 -- here; it is made only then.
 --
--- Returns {people online, 1 if that number is an estimate else 0}.
+-- Hidden users are not counted in the figures: a hidden user looks exactly
+-- like one who is offline, so their arrival moves no figure anyone sees.
+--
+-- Returns {people online and visible, 1 if that number is an estimate
+-- else 0}.
 
 for i = 1, 3 do
   redis.call('EXPIRE', KEYS[i], ARGV[1])
@@ -30,7 +34,7 @@ local span = tonumber(ARGV[4])
 -- The users and guests sets, by their place among the estimates.
 local places = {[1] = 0, [3] = 1}
 local online, estimated = 0, 0
-for i = 1, 3 do
+for _, i in ipairs({1, 3}) do
   local count = redis.call('ZCOUNT', KEYS[i], since, '+inf')
   local place = places[i]
   if place and redis.call('ZCARD', KEYS[i]) >= tonumber(ARGV[2]) then

@@ -1,0 +1,240 @@
+"""The one gate: what a viewer may learn about each user online.
+
+Every output (the widget, the JSON and fragment endpoints, the public page,
+room boxes, badges and status filters, ``presence_list``, the Python API)
+asks a :class:`Gate` made for its viewer, and applies no visibility rule of
+its own. The gate applies, in this order:
+
+- **hidden users**: a user who chose to appear offline (read from the
+  database, which wins over anything Redis holds, and taken as chosen when
+  the database cannot say), whom ``WHOS_ONLINE_IS_HIDDEN`` hides, or whom
+  Redis holds among the hidden, is shown to active staff only, marked
+  hidden; to everyone else they look exactly like a user who is offline,
+  and count as ``WHOS_ONLINE_PUBLIC_HIDDEN_COUNT`` says;
+- **the audience**: ``WHOS_ONLINE_NAMES_VISIBLE_TO`` says who may learn who
+  is online; to the others no name is listed and no status is known;
+- **the minimum**: below ``WHOS_ONLINE_MIN_NAMES_LISTED`` visible users
+  online, no name is listed and no status is known, so a handful of people
+  cannot be singled out;
+- **the site's own rule**: ``WHOS_ONLINE_CAN_SEE`` says, for a batch of
+  users, whom this viewer may see (friends only, one team, blocked users);
+  to this viewer the others look exactly like users who are offline, and
+  are not counted. A rule that raises refuses everyone it was asked about;
+- **last seen**: ``WHOS_ONLINE_LAST_SEEN_SHOWN`` shows the exact time,
+  only how long ago roughly (recently, within a week, within a month, a
+  long time ago), or nothing; a user who hides their own last seen is shown
+  roughly, and sees others only roughly (as Telegram does it); staff see
+  the exact time.
+
+A response that Django's cache may keep for others is made for nobody in
+particular: its gate is an anonymous viewer's (see :mod:`whos_online.page`).
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Iterable, Sequence
+from dataclasses import replace
+from typing import Any, Literal
+
+from whos_online import visibility
+from whos_online.conf import conf, get_config
+from whos_online.store import Counts, Today, get_store
+from whos_online.visibility import Choices
+
+Status = Literal["online", "away", "offline", "unknown"]
+Grade = Literal["recently", "within-a-week", "within-a-month", "long-ago"]
+DAY = 86400
+GRADES: tuple[tuple[float, Grade], ...] = (
+    (3 * DAY, "recently"),
+    (7 * DAY, "within-a-week"),
+    (30 * DAY, "within-a-month"),
+)
+
+
+def is_active_staff(user: Any) -> bool:
+    """Who may see hidden users and the staff page."""
+    return bool(getattr(user, "is_staff", False) and getattr(user, "is_active", False))
+
+
+def in_audience(viewer: Any) -> bool:
+    """Whether ``WHOS_ONLINE_NAMES_VISIBLE_TO`` lets ``viewer`` learn who is
+    online."""
+    audience = conf.NAMES_VISIBLE_TO
+    if audience == "everyone":
+        return True
+    if audience == "users":
+        return bool(getattr(viewer, "is_authenticated", False))
+    return audience == "staff" and is_active_staff(viewer)
+
+
+class Gate:
+    """What ``viewer`` (a user, an anonymous user or ``None``) may learn."""
+
+    def __init__(self, viewer: Any) -> None:
+        self.viewer = viewer
+        self.shows_hidden = is_active_staff(viewer)
+        """Whether hidden users are shown (marked) and counted apart."""
+        self.in_audience = in_audience(viewer)
+        self.can_see = get_config().can_see
+        """The site's rule of whom each viewer may see, if it has one."""
+
+    @property
+    def judges_each_user(self) -> bool:
+        """Whether the site's rule must see the users to say who is shown."""
+        return self.can_see is not None
+
+    @property
+    def personal(self) -> bool:
+        """Whether this viewer may learn more than a visitor who is not
+        logged in: an answer for them must not be kept for others."""
+        return (
+            self.shows_hidden
+            or self.judges_each_user
+            or (self.in_audience and not in_audience(None))
+        )
+
+    def refused(self, users: Sequence[Any]) -> set[str]:
+        """The keys of ``users`` this viewer may not see by the site's rule
+        (one call of it, whatever it queries); all of them if it fails."""
+        rule = self.can_see
+        if rule is None or not users:
+            return set()
+        asked = {str(user.pk) for user in users}
+        try:
+            allowed = {str(user.pk) for user in rule(self.viewer, list(users))}
+        except Exception as exc:  # the site's code: privacy fails closed
+            get_store().state.refused.warning(
+                "can_see",
+                "WHOS_ONLINE_CAN_SEE failed (%s: %s), so nobody it was asked "
+                "about is shown.",
+                type(exc).__name__,
+                exc,
+            )
+            return asked
+        return asked - allowed
+
+    def shows_names(self, visible_users: int) -> bool:
+        """Whether names and statuses are shown, with ``visible_users``
+        online that this viewer may see."""
+        return self.in_audience and visible_users >= conf.MIN_NAMES_LISTED
+
+    @property
+    def shows_hidden_count(self) -> bool:
+        """Whether the number of hidden users is told apart."""
+        return self.shows_hidden or conf.PUBLIC_HIDDEN_COUNT == "separate"
+
+    def chosen(self, pks: Iterable[str]) -> Choices:
+        """What the users ``pks`` chose, by the database (which wins over
+        Redis): one query, none for no users or where no choice matters."""
+        wanted = list(pks)
+        grades = conf.LAST_SEEN_SHOWN == "exact" and not self.shows_hidden
+        if not wanted or not (conf.ALLOW_INVISIBLE or grades):
+            return Choices()
+        found = visibility.choices_among(wanted)
+        if not conf.ALLOW_INVISIBLE:
+            return Choices(hide_last_seen=found.hide_last_seen)
+        return found
+
+    @functools.cached_property
+    def hides_own_last_seen(self) -> bool:
+        """Whether the viewer hides their own last seen, and so sees others'
+        only roughly (one query, once)."""
+        viewer = self.viewer
+        if (
+            self.shows_hidden
+            or conf.LAST_SEEN_SHOWN != "exact"
+            or not getattr(viewer, "is_authenticated", False)
+        ):
+            return False
+        return visibility.hides_last_seen(viewer)
+
+    def last_seen(
+        self, when: float | None, now: float, hides: bool
+    ) -> tuple[float | None, Grade | None]:
+        """When a user was last seen, as this viewer may learn it: the exact
+        time, or how long ago roughly; ``hides``: whether they chose to
+        hide it."""
+        shown = conf.LAST_SEEN_SHOWN
+        if when is None or shown == "never":
+            return None, None
+        if self.shows_hidden or (
+            shown == "exact" and not hides and not self.hides_own_last_seen
+        ):
+            return when, None
+        return None, grade_of(now - when)
+
+    def counts(self, counts: Counts, newly_hidden: int = 0, refused: int = 0) -> Counts:
+        """``counts`` as this viewer may learn them. ``newly_hidden``: users
+        Redis still holds as visible who chose to appear offline;
+        ``refused``: visible users the site's rule keeps from this viewer,
+        who are not counted for them."""
+        moved = min(newly_hidden, counts.users)
+        counts = replace(
+            counts,
+            users=max(counts.users - moved - refused, 0),
+            hidden=counts.hidden + moved,
+        )
+        if self.shows_hidden:
+            return counts
+        shown = conf.PUBLIC_HIDDEN_COUNT
+        if shown == "separate":
+            return counts
+        if shown == "in-total":
+            return replace(counts, users=counts.users + counts.hidden, hidden=0)
+        return replace(counts, hidden=0)
+
+    def figures(
+        self, record: tuple[int, float] | None, today: Today, shown: Counts, now: float
+    ) -> tuple[tuple[int, float] | None, Today]:
+        """The record and today's figures beside ``shown``, the counts this
+        viewer was given. Redis keeps them for visible people only; a viewer
+        told of hidden users online is never told fewer were ever online."""
+        people = shown.people
+        if shown.is_estimate:
+            return record, today
+        if record is None or people > record[0]:
+            record = (people, float(int(now) // 60 * 60))
+        if people > today.most_online:
+            today = replace(today, most_online=people)
+        return record, today
+
+    def presence(
+        self,
+        seen: float | None,
+        ever: float | None,
+        hidden: bool,
+        hides: bool,
+        now: float,
+        visible_users: int,
+    ) -> tuple[Status, float | None, Grade | None]:
+        """A user's status and when they were last seen (exactly, or
+        roughly), as this viewer may learn them: ``seen`` within the window,
+        ``ever`` beyond it; with ``visible_users`` online that this viewer
+        may see."""
+        if not self.shows_names(visible_users):
+            return "unknown", None, None
+        if hidden and not self.shows_hidden:
+            return "offline", None, None
+        exact, grade = self.last_seen(seen if seen is not None else ever, now, hides)
+        return status_for(seen, now), exact, grade
+
+
+def grade_of(ago: float) -> Grade:
+    """How long ago, roughly."""
+    for within, grade in GRADES:
+        if ago < within:
+            return grade
+    return "long-ago"
+
+
+def status_for(last_seen: float | None, now: float) -> Status:
+    """``online`` within ``AWAY_AFTER`` seconds, ``away`` within the window."""
+    if last_seen is None:
+        return "offline"
+    ago = now - last_seen
+    if ago < conf.AWAY_AFTER:
+        return "online"
+    if ago < conf.WINDOW:
+        return "away"
+    return "offline"
