@@ -11,6 +11,7 @@ import socket
 import statistics
 import subprocess
 import time
+from collections import Counter
 from collections.abc import Callable, Iterator
 from http.cookies import SimpleCookie
 from pathlib import Path
@@ -42,6 +43,7 @@ def redis_server(workdir: Path) -> Iterator[str]:
     port = free_port()
     command = ["redis-server", "--port", str(port), "--bind", "127.0.0.1"]
     command += ["--save", "", "--appendonly", "no", "--dir", str(workdir)]
+    command += ["--latency-tracking-info-percentiles", "50 99 100"]  # p100: max
     with (workdir / "redis.log").open("wb") as out:
         proc = subprocess.Popen(command, stdout=out, stderr=out, start_new_session=True)
     try:
@@ -56,10 +58,50 @@ def redis_server(workdir: Path) -> Iterator[str]:
         proc.wait(timeout=30)
 
 
+@contextlib.contextmanager
+def sent() -> Iterator[Counter[str]]:
+    """The commands this process sends to Redis meanwhile, by name: those a
+    client sends alone and those of its pipelines (redis-py packs both);
+    those of a transaction as ``queued NAME``."""
+    from redis.connection import AbstractConnection
+
+    counts: Counter[str] = Counter()
+    send: Any = AbstractConnection.send_command
+    pack: Any = AbstractConnection.pack_commands
+
+    def name(args: Any) -> str:
+        first = args[0].decode() if isinstance(args[0], bytes) else str(args[0])
+        return first.lower()
+
+    def spy_send(self: Any, *args: Any, **kwargs: Any) -> None:
+        counts[name(args)] += 1
+        send(self, *args, **kwargs)
+
+    def spy_pack(self: Any, commands: Any) -> Any:
+        queued = False  # inside MULTI ... EXEC, which runs them as a script does
+        for args in commands:
+            cmd = name(args)
+            queued = (queued or cmd == "multi") and cmd != "exec"
+            counts[f"queued {cmd}" if queued and cmd != "multi" else cmd] += 1
+        return pack(self, commands)
+
+    AbstractConnection.send_command = spy_send  # type: ignore[method-assign]
+    AbstractConnection.pack_commands = spy_pack  # type: ignore[method-assign]
+    try:
+        yield counts
+    finally:
+        AbstractConnection.send_command = send  # type: ignore[method-assign]
+        AbstractConnection.pack_commands = pack  # type: ignore[method-assign]
+
+
 class Inside:
-    """Time inside Redis: the commands a client sent, not those a script
-    ran (SLOWLOG logs every command; a script's own have no client address);
-    and the server's main-thread CPU, its reading and writing included."""
+    """Time inside Redis from ``INFO commandstats`` after ``CONFIG
+    RESETSTAT``: the µs Redis spent executing each command, those a script
+    runs listed too (``cmdstat_zadd`` beside ``cmdstat_evalsha``). A
+    script's µs already hold its own commands', so the total counts the
+    commands the client sent: where a name was both sent and run by a
+    script, the sent share of its µs. No SLOWLOG: logging each command costs
+    Redis time of its own."""
 
     def __init__(self, client: Any) -> None:
         self.client = client
@@ -68,53 +110,65 @@ class Inside:
         info = self.client.info("cpu")
         return info["used_cpu_user_main_thread"] + info["used_cpu_sys_main_thread"]
 
-    def once(self, fn: Callable[[], object]) -> dict[str, float]:
-        """µs inside Redis, Redis commands and wall seconds of ``fn``'s one
-        call (the seconds of ``fn`` alone, not of reading the SLOWLOG)."""
+    def once(self, fn: Callable[[], object]) -> dict[str, Any]:
+        """``fn``'s one call: µs inside Redis, commands sent, wall seconds,
+        Redis' main-thread CPU µs (its reading and writing included), the
+        longest command (``p100`` of ``INFO latencystats``) and, per
+        command name, calls and µs."""
         client = self.client
-        client.config_set("slowlog-max-len", 1_000_000)
-        client.config_set("slowlog-log-slower-than", 0)
-        client.slowlog_reset()
         client.config_resetstat()
-        began = time.perf_counter()
-        fn()
-        seconds = time.perf_counter() - began
-        client.config_set("slowlog-log-slower-than", -1)
-        sent = [e for e in client.slowlog_get(-1) if e["client_address"] != b"?:0"]
-        sent = [e for e in sent if not e["command"].lower().startswith(IGNORED)]
-        zadd = client.info("commandstats").get("cmdstat_zadd", {})
-        client.slowlog_reset()
+        cpu = self.cpu()
+        with sent() as names:
+            began = time.perf_counter()
+            fn()
+            seconds = time.perf_counter() - began
+        core = (self.cpu() - cpu) * 1e6
+        stats = client.info("commandstats")
+        longest = client.info("latencystats")
+        per = {
+            key[len("cmdstat_") :]: {"calls": v["calls"], "us": v["usec"]}
+            for key, v in stats.items()
+            if not key[len("cmdstat_") :].startswith(IGNORED)
+        }
+        us = sum(
+            v["us"] * min(1, names[cmd.split("|")[0]] / v["calls"])
+            for cmd, v in per.items()
+        )
+        blocks = [
+            v["p100"]
+            for key, v in longest.items()
+            if not key[len("latency_percentiles_usec_") :].startswith(IGNORED)
+        ]
+        names = Counter({k: v for k, v in names.items() if not k.startswith(IGNORED)})
         return {
             "seconds": seconds,
-            "us": sum(e["duration"] for e in sent),
-            "commands": len(sent),
-            "zadd_usec_per_call": zadd.get("usec_per_call", 0),
+            "us": us,
+            "commands": sum(names.values()),
+            "core_us": core,
+            "longest_us": max(blocks, default=0.0),
+            "per_command": per,
         }
 
     def measure(
         self, fn: Callable[[], object], n: int, before: Callable[[], object] | None
-    ) -> dict[str, float]:
-        """Per call of ``fn`` (``n`` calls, ``before`` run first): µs inside
-        Redis, commands sent; then, in a second pass without the SLOWLOG, µs
-        of Redis' main thread."""
+    ) -> dict[str, Any]:
+        """Per call of ``fn`` (``n`` calls, ``before`` run first)."""
         if before:
             before()
         figures = self.once(lambda: [fn() for _ in range(n)])
-        del figures["seconds"]  # the rounds' own time: the second pass is the core's
-        figures["us"] /= n
-        figures["commands"] /= n
-        if before:
-            before()
-        start = self.cpu()
-        for _ in range(n):
-            fn()
-        return figures | {"core_us": (self.cpu() - start) * 1e6 / n}
+        for key in ("us", "commands", "core_us"):
+            figures[key] /= n
+        for counts in figures["per_command"].values():
+            counts["calls"] /= n
+            counts["us"] /= n
+        return figures
 
 
-IGNORED = (b"slowlog", b"config", b"info")
+IGNORED = ("config", "info")
 
 
 def start_response(status: str, headers: list[tuple[str, str]], *_: Any) -> None:
+    start_response.status = status  # type: ignore[attr-defined]
     start_response.headers = headers  # type: ignore[attr-defined]
 
 

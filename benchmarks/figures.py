@@ -27,8 +27,25 @@ from django.test.utils import override_settings
 from django_redis import get_redis_connection
 
 from benchmarks import layout
-from benchmarks.bench import Inside, Site, beside, cookies_set, environ, log, spread
-from benchmarks.project import OURS, PLAIN, PLAIN_COOKIE, with_after_auth
+from benchmarks.bench import (
+    Inside,
+    Site,
+    beside,
+    cookies_set,
+    environ,
+    log,
+    spread,
+    start_response,
+)
+from benchmarks.project import (
+    LISTING,
+    OURS,
+    PEER,
+    PEER_APP,
+    PLAIN,
+    PLAIN_COOKIE,
+    with_after_auth,
+)
 
 CSRF = "k" * 32
 PARSER_LABELS = {"presence": "redis-py's parser", "presence-hiredis": "hiredis"}
@@ -49,6 +66,8 @@ class World:
             "plain": Site(with_after_auth(PLAIN)),
             "ours": Site(with_after_auth(OURS)),
         }
+        if PEER_APP in settings.INSTALLED_APPS:
+            self.sites["peer"] = Site(with_after_auth(PEER))
         self.guard = settings.WHOS_ONLINE_GUARD_COOKIE_NAME
         call_command("migrate", verbosity=0)
         model = get_user_model()
@@ -58,6 +77,13 @@ class World:
             client = Client()
             client.force_login(user)
             self.sessions.append(client.cookies[settings.SESSION_COOKIE_NAME].value)
+        self.peer_error = settings.PEER_ERROR
+        if "peer" in self.sites:  # installed, but does it run on this Django?
+            self.sites["peer"](environ("/", "203.0.113.9", self.user(0)))
+            status = getattr(start_response, "status", "")
+            if not status.startswith("200"):
+                self.peer_error = f"answers {status} on this Django"
+                del self.sites["peer"]
         self.fresh = (ipv4(n) for n in itertools.count(100 << 24))  # never seen
         self.guests = itertools.cycle(range(size))
         self.fill()
@@ -120,6 +146,7 @@ def request_costs(world: World, n_rounds: int, block: int, many: int) -> dict[st
     user_in_room = world.issue("198.51.100.7", world.user(0), "/thread/7/")
     session = world.user(0)
     plain = {PLAIN_COOKIE: "1"}
+    threads = itertools.count(10**6)
     cheap = {
         "bare guest": ("bare", lambda i: environ("/", g, {})),
         "bare user": ("bare", lambda i: environ("/", g, session)),
@@ -142,7 +169,16 @@ def request_costs(world: World, n_rounds: int, block: int, many: int) -> dict[st
             "ours",
             lambda i: environ("/thread/7/", "198.51.100.7", user_in_room),
         ),
+        # Each page a room new to the reader, with the guard of a room page.
+        "guarded user, a new thread each page": (
+            "ours",
+            lambda i: environ(
+                f"/thread/{next(threads)}/", "198.51.100.7", user_in_room
+            ),
+        ),
     }
+    for kind, cookies in (("guest", {}), ("user", session)) if "peer" in sites else ():
+        cheap[f"peer {kind}"] = ("peer", lambda i, c=cookies: environ("/", g, c))
     cases: dict[str, Callable[[], float]] = {}
     bare = sites["bare"]
     for name, (site, make) in cheap.items():
@@ -153,7 +189,21 @@ def request_costs(world: World, n_rounds: int, block: int, many: int) -> dict[st
         # and URL are no cost of ours.
         base = cheap["bare user" if "user" in name else "bare guest"][1]
         cases[name] = lambda s=sites[site], m=make, b=base: beside(
-            s, bare, [(m(i), same_page(b(i), m(i))) for i in range(block)]
+            s,
+            bare,
+            [(e, same_page(b(i), e)) for i, e in enumerate(map(m, range(block)))],
+        )
+    # The widget's page and a plain template listing the same names and
+    # figures, each beside the same empty page, for a guarded guest.
+    listed(world)
+    for name, page in (
+        ("widget page", "/widget/"),
+        ("plain listing page", "/listing/"),
+    ):
+        cases[name] = lambda p=page: beside(
+            sites["ours"],
+            sites["ours"],
+            [(environ(p, g, guest), environ("/", g, guest)) for _ in range(block)],
         )
     for parser, label in PARSER_LABELS.items():
         if parser not in settings.PARSERS:
@@ -169,14 +219,38 @@ def request_costs(world: World, n_rounds: int, block: int, many: int) -> dict[st
         for case in cases.values():
             case()
     raw = rounds(cases, n_rounds)
+    recorded(world, next(threads) - 1, "users")
     sent = {}  # a guard that no longer held would have sent a record
     for name in [name for name in cheap if name.startswith("guarded")]:
         commands = Inside(world.client).once(cases[name])["commands"] / block
-        if commands > 0.05 and "room" not in name:
+        if commands > 0.05 and "room" not in name and "thread" not in name:
             raise RuntimeError(f"{name}: {commands:.2f} Redis commands per request")
         sent[name] = commands
     alone = {n: spread(raw[n]) for n in ("bare guest", "bare user")}
     return {"bare": alone, "raw": raw, "redis_commands": sent}
+
+
+def listed(world: World) -> None:
+    """Record the users the widget names (the most recent), and give the
+    plain listing the same names and figures."""
+    from whos_online import api
+
+    for i in range(len(world.sessions)):
+        world.issue("198.51.100.7", world.user(i))
+    counts = api.counts()
+    LISTING["pks"] = [online.user.pk for online in api.online_users()]
+    LISTING["figures"] = {
+        "users": counts.users,
+        "guests": counts.guests,
+        "people": counts.users + counts.guests,
+    }
+
+
+def recorded(world: World, thread: int, kind: str) -> None:
+    """Check a reader was recorded in the thread they opened last, not
+    refused at a cap, which would cost less."""
+    if not layout.room_size(world.client, f"thread:{thread}", kind):
+        raise RuntimeError(f"thread {thread} was refused: raise WHOS_ONLINE_MAX_ROOMS")
 
 
 def same_page(base: dict[str, Any], case: dict[str, Any]) -> dict[str, Any]:
@@ -201,6 +275,9 @@ def redis_costs(
     in_room = world.issue("203.0.113.9", {}, "/thread/7/")
     renewing = itertools.cycle(range(world.size))
     returning = itertools.cycle(range(world.size // 2, world.size))
+    threads = itertools.count(2 * 10**6)
+    last = {"guests": 0, "users": 0}  # the thread each reader read last
+    user_in_room = world.issue("198.51.100.7", world.user(0), "/thread/7/")
     users = itertools.cycle(range(len(world.sessions)))
     pks = [str(pk) for pk in get_user_model().objects.values_list("pk", flat=True)]
     # Visitors coming back after their guard ran out, as a browsing visitor
@@ -219,6 +296,18 @@ def redis_costs(
         ]
     time.sleep(1.2)
     back = itertools.cycle(range(len(pks)))
+
+    def reader(kind: str, address: str, cookies: dict[str, str]) -> Callable[[], None]:
+        """A browser reading thread after thread, its cookies kept: each
+        page a room new to the reader."""
+        jar = dict(cookies)
+
+        def read() -> None:
+            last[kind] = next(threads)
+            page = f"/thread/{last[kind]}/"
+            jar.update(cookies_set(ours(environ(page, address, jar))))
+
+        return read
 
     def zadd() -> None:
         client.zadd(layout.key("guests"), {ipv4(next(renewing)): time.time()})
@@ -263,6 +352,14 @@ def redis_costs(
         "widget below the cap": (get("/widget/", "203.0.113.9", guest), None),
         "guarded request": (get("/", "203.0.113.9", guest), None),
         "guarded room page": (get("/thread/7/", "203.0.113.9", in_room), None),
+        "guest reading thread after thread": (
+            reader("guests", "203.0.113.9", in_room),
+            None,
+        ),
+        "user reading thread after thread": (
+            reader("users", "198.51.100.7", user_in_room),
+            None,
+        ),
     }
     ops["widget at the cap"] = ops["widget below the cap"]
     # A widget's cost in Redis is that of a snapshot: measured with none
@@ -295,6 +392,8 @@ def redis_costs(
                 out[name].append(
                     inside.measure(fn, min(n, len(pks)) if before else n, before)
                 )
+    for kind, thread in last.items():
+        recorded(world, thread, kind)
     return out
 
 
@@ -389,24 +488,39 @@ def prune(world: World, size: int, n_rounds: int) -> dict[str, list[dict[str, fl
     return out
 
 
-def callgrind(world: World, requests: int) -> dict[str, float] | None:
+def callgrind(world: World, requests: int, seen: int) -> dict[str, float] | None:
     """Instructions per request (valgrind's callgrind) of the guarded
-    requests and their floors, all in one process (see instructions.py)."""
+    requests, the peer's and their floors, all in one process (see
+    instructions.py). The visitors not seen come after ``seen`` others, more
+    than the process remembers (4,096)."""
     if shutil.which("valgrind") is None:
         return None
     from benchmarks import instructions
 
-    addresses = [ipv4(i + (60 << 24)) for i in range(requests + instructions.WARM)]
+    fresh = [ipv4(i + (60 << 24)) for i in range(seen + requests)]
+    log(f"  issuing guards to {len(fresh):,} visitors for the count")
     session, plain = world.user(0), {PLAIN_COOKIE: "1"}
-    cases = {
-        "bare guest": [{}],
-        "bare user": [session],
-        "plain cookie, guest (floor A)": [plain],
-        "plain cookie, user (floor A)": [session | plain],
-        "guarded guest": [world.issue("203.0.113.9", {})],
-        "guarded user": [world.issue("203.0.113.9", session)],
-        "guarded guest, a new visitor each request": [
-            world.issue(a, {}) | {"address": a} for a in addresses
-        ],
+    in_room = world.issue("198.51.100.7", session, "/thread/7/")
+    threads = [
+        in_room | {"path": f"/thread/{3 * 10**6 + i}/"}
+        for i in range(requests + instructions.WARM)
+    ]
+    cases: dict[str, instructions.Case] = {
+        "bare guest": ("bare", [{}]),
+        "bare user": ("bare", [session]),
+        "plain cookie, guest (floor A)": ("plain", [plain]),
+        "plain cookie, user (floor A)": ("plain", [session | plain]),
+        "guarded guest": ("ours", [world.issue("203.0.113.9", {})]),
+        "guarded user": ("ours", [world.issue("203.0.113.9", session)]),
+        "guarded guest, a visitor not seen": (
+            "ours",
+            [world.issue(a, {}) | {"address": a} for a in fresh],
+        ),
+        "guarded user, a new thread each page": ("ours", threads),
     }
+    if "peer" in world.sites:
+        cases["peer guest"] = ("peer", [{}])
+        cases["peer user"] = ("peer", [session])
+    # The bare requests again, last: how far two counts of one case differ.
+    cases |= {f"{name}, again": cases[name] for name in ("bare guest", "bare user")}
     return instructions.measure(cases, requests)

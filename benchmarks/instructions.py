@@ -21,15 +21,17 @@ from pathlib import Path
 from typing import Any
 
 WARM = 20
-SITES = {"bare": "bare", "plain": "plain", "guarded": "ours"}
+Case = tuple[str, list[dict[str, str]]]
 
 
-def measure(cases: dict[str, list[dict[str, str]]], n: int) -> dict[str, float]:
-    """Instructions per request of each case (its cookies taken in turn)."""
+def measure(cases: dict[str, Case], n: int) -> dict[str, float]:
+    """Instructions per request of each case: a site (``bare``, ``plain``,
+    ``ours``, ``peer``) and its requests' cookies, taken in turn (``address``
+    and ``path`` among them say those); a case of more than ``WARM + n``
+    distinct requests warms up with all but its last ``n``."""
     with tempfile.TemporaryDirectory() as scratch:
         jar = Path(scratch) / "cases.json"
-        sites = [next((SITES[w] for w in SITES if w in case), "bare") for case in cases]
-        jar.write_text(json.dumps(list(zip(sites, cases.values(), strict=True))))
+        jar.write_text(json.dumps(list(cases.values())))
         command = [
             "valgrind",
             "--tool=callgrind",
@@ -53,24 +55,26 @@ def child(jar: str, n: int) -> None:
     from django.conf import settings
 
     from benchmarks.bench import Site, environ
-    from benchmarks.project import OURS, PLAIN, with_after_auth
+    from benchmarks.project import OURS, PEER, PLAIN, with_after_auth
 
     stacks = {"bare": settings.STARTPROJECT, "plain": with_after_auth(PLAIN)}
-    sites = {
-        name: Site(stacks.get(name) or with_after_auth(OURS)) for name in SITES.values()
-    }
-    cases = [
-        (sites[site], cookies) for site, cookies in json.loads(Path(jar).read_text())
-    ]
+    stacks |= {"ours": with_after_auth(OURS), "peer": with_after_auth(PEER)}
+    cases = json.loads(Path(jar).read_text())
+    sites = {name: Site(stacks[name]) for name in {site for site, _ in cases}}
 
     def requests(cookies: list[dict[str, str]], start: int, n: int) -> list[Any]:
         taken = [dict(cookies[i % len(cookies)]) for i in range(start, start + n)]
-        return [environ("/", c.pop("address", "203.0.113.9"), c) for c in taken]
+        return [
+            environ(c.pop("path", "/"), c.pop("address", "203.0.113.9"), c)
+            for c in taken
+        ]
 
+    counted = []
     for site, cookies in cases:
-        for env in requests(cookies, 0, WARM):
-            site(env)
-    counted = [(site, requests(cookies, WARM, n)) for site, cookies in cases]
+        warm = max(WARM, len(cookies) - n)
+        for env in requests(cookies, 0, warm):
+            sites[site](env)
+        counted.append((sites[site], requests(cookies, warm, n)))
     gc.collect()
     gc.disable()  # a collection would land in one case's count, not another's
     for site, environs in counted:

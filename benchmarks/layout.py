@@ -45,6 +45,11 @@ def _send(client: Redis, kind: str, chunk: list[tuple[str, float]], seen: bool) 
     pipe.execute()
 
 
+def room_size(client: Redis, room: str, kind: str) -> int:
+    """How many members the room's set of ``kind`` (users, guests) holds."""
+    return int(client.zcard(f"{PREFIX}:room:{room}:{kind}"))
+
+
 def forget(client: Redis, kind: str, members: list[str]) -> None:
     """Take ``members`` out of the ``kind`` set, so they enter it again."""
     client.zrem(key(kind), *members)

@@ -9,6 +9,7 @@ import time
 from typing import Any
 
 from django.conf import settings
+from django.contrib.auth import get_user_model
 from django.http import HttpRequest, HttpResponse
 from django.template import engines
 from django.urls import include, path
@@ -19,6 +20,18 @@ from whos_online.rooms import records_room
 PLAIN_COOKIE = "seen"
 OURS = "whos_online.middleware.WhosOnlineMiddleware"
 PLAIN = "benchmarks.project.PlainCookieMiddleware"
+# The peer, django-online-users (requirements/bench.txt), when installed.
+PEER_APP = "online_users"
+PEER = "online_users.middleware.OnlineNowMiddleware"
+# What the plain listing shows: the widget's names (their primary keys) and
+# figures, set by the run (figures.listed).
+LISTING: dict[str, Any] = {"pks": [], "figures": {}}
+LISTING_TEMPLATE = (
+    "<section><h2>Who's online</h2><p>{{ people }} people online</p>"
+    "<ul><li>{{ users }} users</li><li>{{ guests }} guests</li></ul><p>"
+    '{% for user in names %}<a href="/users/{{ user.pk }}/">{{ user.get_username }}'
+    "</a>{% if not forloop.last %}, {% endif %}{% endfor %}</p></section>"
+)
 
 
 def with_after_auth(name: str) -> list[str]:
@@ -59,9 +72,23 @@ def widget(request: HttpRequest) -> HttpResponse:
     return HttpResponse(widget_template().render({}, request))
 
 
+@functools.cache
+def listing_template() -> Any:
+    return engines["django"].from_string(LISTING_TEMPLATE)
+
+
+def listing(request: HttpRequest) -> HttpResponse:
+    """The floor of the widget: the same names, with their query, and the
+    same figures, in a plain template."""
+    names = get_user_model().objects.filter(pk__in=LISTING["pks"])
+    context = {"names": names, **LISTING["figures"]}
+    return HttpResponse(listing_template().render(context, request))
+
+
 urlpatterns = [
     path("", plain),
     path("thread/<int:pk>/", records_room("thread:{pk}")(plain)),
     path("widget/", widget),
+    path("listing/", listing),
     path("whos-online/", include("whos_online.urls")),
 ]

@@ -46,10 +46,12 @@ FULL = {
     "prune_size": 1_000_000,
     "prune_rounds": 3,
     "callgrind_requests": 200,
+    "not_seen_after": 4_200,  # distinct visitors before those counted
 }
 QUICK = FULL | {"size": 5_000, "users": 30, "rounds": 3, "block": 60, "many": 5_000}
 QUICK |= {"redis_rounds": 2, "redis_calls": 30, "benchmark_requests": 10_000}
 QUICK |= {"prune_size": 20_000, "prune_rounds": 1, "callgrind_requests": 20}
+QUICK |= {"not_seen_after": 100}
 
 
 def measure(params: dict[str, Any], callgrind: bool) -> dict[str, Any]:
@@ -58,6 +60,7 @@ def measure(params: dict[str, Any], callgrind: bool) -> dict[str, Any]:
     world = figures.World(params["size"], params["users"])
     log("requests through WSGIHandler, alternated in rounds")
     results: dict[str, Any] = {}
+    results["peer_error"] = world.peer_error
     results["requests"] = figures.request_costs(
         world, params["rounds"], params["block"], params["many"]
     )
@@ -76,12 +79,15 @@ def measure(params: dict[str, Any], callgrind: bool) -> dict[str, Any]:
     results["instructions"] = None
     if callgrind:
         log("instructions per request (callgrind, if valgrind is installed)")
-        results["instructions"] = figures.callgrind(world, params["callgrind_requests"])
+        results["instructions"] = figures.callgrind(
+            world, params["callgrind_requests"], params["not_seen_after"]
+        )
     return results
 
 
 def environment(redis_url: str) -> dict[str, str]:
     import django
+    from django.conf import settings
     from redis import Redis
 
     cpuinfo = Path("/proc/cpuinfo").read_text().splitlines()
@@ -101,6 +107,8 @@ def environment(redis_url: str) -> dict[str, str]:
     software = [f"Python {platform.python_version()}", f"Django {django.get_version()}"]
     software += [f"Redis {server}", f"redis-py {version('redis')}"]
     software += [f"django-redis {version('django-redis')}", hiredis]
+    if not settings.PEER_ERROR:
+        software.append(f"django-online-users {version('django-online-users')}")
     return {
         "date": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
         "commit": git("rev-parse", "--short", "HEAD")
@@ -161,8 +169,8 @@ def main() -> None:
     from benchmarks import report
 
     args.out.mkdir(parents=True, exist_ok=True)
+    report.write(results, args.out)  # adds the derived figures to results
     (args.out / "results.json").write_text(json.dumps(results, indent=1) + "\n")
-    report.write(results, args.out)
     if args.out.resolve() == DOCS.resolve():
         readme = ROOT / "README.md"
         before, rest = readme.read_text().split(MARKERS[0], 1)

@@ -5,7 +5,7 @@ read the same whatever the store's insides."""
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
+from typing import Any, TypeVar
 
 from whos_online.store import (
     HISTORY_MINUTES,
@@ -22,6 +22,8 @@ from whos_online.store import (
     get_store,
     is_room_name,
 )
+
+T = TypeVar("T")
 
 __all__ = [
     "HISTORY_MINUTES",
@@ -69,13 +71,19 @@ def record_in_room(room: str, kind: Kind, member: str) -> float | None:
     return get_store().record_in_room(room, kind, member)
 
 
+def answered(found: T | None) -> T:
+    """What the store answered; the test fails where Redis did not."""
+    assert found is not None, "Redis did not answer"
+    return found
+
+
 def snapshot(limit: int, **options: Any) -> Snapshot:
-    return get_store().snapshot(limit, **options)
+    return answered(get_store().snapshot(limit, **options))
 
 
 def most_ever_online() -> tuple[int, float] | None:
     """The record as the site shows it."""
-    return get_store().snapshot(0).record
+    return snapshot(0).record
 
 
 def reset_most_ever_online() -> bool:
@@ -87,23 +95,23 @@ def prune(*, dry_run: bool = False) -> Pruned:
 
 
 def last_seen_many(pks: Iterable[object]) -> LastSeen:
-    return get_store().last_seen_many(pks)
+    return answered(get_store().last_seen_many(pks))
 
 
 def last_seen(pk: object) -> float | None:
-    return get_store().last_seen_many([pk]).seen.get(str(pk))
+    return last_seen_many([pk]).seen.get(str(pk))
 
 
 def rooms() -> list[str]:
-    return get_store().rooms()
+    return answered(get_store().rooms())
 
 
 def history() -> History:
-    return get_store().history()
+    return answered(get_store().history())
 
 
 def set_invisible(pk: str, invisible: bool) -> None:
-    get_store().set_invisible(pk, invisible)
+    assert get_store().set_invisible(pk, invisible)
 
 
 def sync_clock(shard: int | None = None) -> None:
@@ -111,7 +119,7 @@ def sync_clock(shard: int | None = None) -> None:
 
 
 def log_out(pk: str, device: str) -> LoggedOut:
-    return get_store().log_out(pk, device)
+    return answered(get_store().log_out(pk, device))
 
 
 def load_scripts() -> None:

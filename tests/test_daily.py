@@ -106,3 +106,31 @@ def test_staff_see_30_days_of_peaks(django_user_model: type[User]) -> None:
     html = staff.get("/admin/whos_online/onlinenow/").content.decode()
     assert html.count("<rect ") == 30
     assert "1 visitor today" in html
+
+
+# Figures that can both be true.
+
+
+def test_a_user_who_logs_out_is_not_counted_again_as_a_guest(
+    alice: User, bob: User
+) -> None:
+    for n, user in enumerate((alice, bob)):
+        browser = Client(REMOTE_ADDR=f"192.0.2.{n + 1}")
+        browser.get("/")
+        browser.post(f"/login/{user.pk}/")
+        browser.get("/logout/")  # the same browser, a guest again
+        browser.get("/")
+    assert presence.snapshot(0).today.visitors == 2
+
+
+def test_visitors_today_are_never_fewer_than_the_most_online_today(
+    redis_client: Redis, isolated_presence: str
+) -> None:
+    """A user's second device, seen as a guest at the minute's figures, then
+    logged in: more were online at once than visitors are left today."""
+    presence.record_user(1)
+    day = int(presence.snapshot(0).now // DAY)
+    redis_client.hset(f"{{{isolated_presence}}}:daily-peaks", str(day), 3)
+    today = Client().get("/whos-online/online.json").json()
+    assert today["today"]["most_online"] >= today["counts"]["people"]
+    assert today["today"]["visitors"] >= today["today"]["most_online"] == 3

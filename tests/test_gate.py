@@ -47,6 +47,18 @@ def hidden_by_the_site_rule(subject: User, settings: SettingsWrapper) -> None:
     browser.get("/thread/1/")  # a new session: recorded under the rule
 
 
+def invisible_and_counted_apart(subject: User, settings: SettingsWrapper) -> None:
+    chose_invisible_while_redis_missed_it(subject, settings)
+    settings.WHOS_ONLINE_PUBLIC_HIDDEN_COUNT = "separate"
+
+
+def invisible_and_counted_in_the_total(
+    subject: User, settings: SettingsWrapper
+) -> None:
+    chose_invisible_while_redis_missed_it(subject, settings)
+    settings.WHOS_ONLINE_PUBLIC_HIDDEN_COUNT = "in-total"
+
+
 def names_for_users_only(_: User, settings: SettingsWrapper) -> None:
     settings.WHOS_ONLINE_NAMES_VISIBLE_TO = "users"
 
@@ -57,7 +69,13 @@ def too_few_names_to_list(_: User, settings: SettingsWrapper) -> None:
 
 Rule = Callable[[User, SettingsWrapper], None]
 HIDING: list[Rule] = [chose_invisible_while_redis_missed_it, hidden_by_the_site_rule]
-RULES: list[Rule] = [*HIDING, names_for_users_only, too_few_names_to_list]
+RULES: list[Rule] = [
+    *HIDING,
+    invisible_and_counted_apart,
+    invisible_and_counted_in_the_total,
+    names_for_users_only,
+    too_few_names_to_list,
+]
 
 
 # The outputs, each as the text a guest is given.
@@ -292,3 +310,18 @@ def test_a_sites_rule_that_fails_hides_everyone_and_serves_the_page(
 def test_a_page_made_under_the_sites_rule_is_private(subject: User) -> None:
     response = Client().get(f"/every-output/{SUBJECT}/")
     assert "private" in response["Cache-Control"]
+
+
+@pytest.mark.parametrize(
+    ("rule", "users", "hidden"),
+    [
+        (invisible_and_counted_apart, 0, 1),
+        (invisible_and_counted_in_the_total, 1, None),
+    ],
+)
+def test_a_hidden_user_counts_as_the_site_chose(
+    subject: User, settings: SettingsWrapper, rule: Rule, users: int, hidden: int | None
+) -> None:
+    rule(subject, settings)
+    counts = Client().get("/whos-online/online.json").json()["counts"]
+    assert (counts["users"], counts["hidden"]) == (users, hidden)

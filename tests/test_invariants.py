@@ -136,6 +136,7 @@ def test_all_rooms_together_hold_at_most_the_cap(settings: SettingsWrapper) -> N
     settings.WHOS_ONLINE_MAX_MEMBERS = 10
     for n in range(100):
         presence.record_in_room(f"thread:{n % 20}", "guests", f"2001:db8::{n:x}")
+        presence.record_in_room(f"thread:{n % 20}", "users", str(n))
     held = sum(
         presence.snapshot(0, room=room).counts.total for room in presence.rooms()
     )
@@ -165,11 +166,11 @@ def test_rooms_nobody_visited_within_the_window_free_their_place(
     settings: SettingsWrapper, clock: Clock
 ) -> None:
     settings.WHOS_ONLINE_MAX_MEMBERS = 2
-    presence.record_in_room("thread:1", "guests", "192.0.2.1")
-    presence.record_in_room("thread:2", "guests", "192.0.2.2")
+    presence.record_in_room("thread:1", "users", "1")
+    presence.record_in_room("thread:2", "users", "2")
     clock.advance(get_config().window + 1)
-    assert presence.record_in_room("thread:3", "guests", "192.0.2.3") is not None
-    assert presence.record_in_room("thread:3", "guests", "192.0.2.4") is not None
+    assert presence.record_in_room("thread:3", "users", "3") is not None
+    assert presence.record_in_room("thread:3", "users", "4") is not None
 
 
 # A login is one person.

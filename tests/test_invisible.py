@@ -21,7 +21,7 @@ from tests.test_signals import Heard
 from whos_online import api
 from whos_online.models import Visibility
 from whos_online.signals import user_came_online
-from whos_online.store import Store
+from whos_online.store import get_store
 
 pytestmark = pytest.mark.django_db
 
@@ -363,8 +363,10 @@ def test_a_choice_made_while_redis_refuses_it_is_applied_at_the_next_record(
     def refused(*args: object) -> None:
         raise RedisResponseError("OOM command not allowed")
 
+    client = get_store().client
     with monkeypatch.context() as patched:
-        patched.setattr(Store, "set_invisible", refused)
+        patched.setattr(client, "evalsha", refused)  # as at maxmemory
+        patched.setattr(client, "eval", refused)
         assert appear_offline(alices) == 204
     assert members(redis_client, "users") == [str(alice.pk)]  # stale, for now
     alices.get("/")

@@ -17,7 +17,7 @@ from tests import presence
 from tests.conftest import Clock, CommandCounter
 from whos_online import api
 from whos_online.locations import location_of
-from whos_online.store import Store
+from whos_online.store import get_store
 
 pytestmark = pytest.mark.django_db
 
@@ -324,11 +324,11 @@ def test_a_location_that_cannot_be_written_leaves_the_page_and_the_last_one(
     settings.WHOS_ONLINE_FAILURE_BACKOFF = 10
     alices.get("/forum/")
 
-    def refused(*args: object) -> bool:
+    def refused(*args: object, **options: object) -> bool:
         raise RedisConnectionError("Redis went away")
 
     with monkeypatch.context() as patched:
-        patched.setattr(Store, "set_location", refused)
+        patched.setattr(get_store().client, "set", refused)
         assert alices.get("/members/").status_code == 200
     clock.advance(settings.WHOS_ONLINE_FAILURE_BACKOFF)  # Redis is tried again
     assert where(alice) == ("Reading the forum", "/forum/")

@@ -533,8 +533,8 @@ def test_room_sets_are_capped_like_the_site_sets(
 ) -> None:
     settings.WHOS_ONLINE_MAX_MEMBERS = 2
     for n in range(4):
-        presence.record_in_room("busy", "guests", f"192.0.2.{n}")
-    assert redis_client.zcard(presence.key("guests", "busy")) == 2
+        presence.record_in_room("busy", "users", str(n))
+    assert redis_client.zcard(presence.key("users", "busy")) == 2
 
 
 def test_prune_covers_rooms_and_the_room_index(

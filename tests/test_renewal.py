@@ -167,3 +167,58 @@ def test_a_user_who_appeared_offline_elsewhere_is_moved_when_they_return(
         str(alice.pk).encode()
     ]
     assert redis_client.zcard(presence.key("users")) == 0
+
+
+# One contract for the two ways a record is made: the renewal's plain
+# commands must leave Redis exactly as record.lua leaves it.
+
+
+def redis_state(redis_client: Redis, prefix: str) -> dict[str, object]:
+    """Every key of this test and what it holds, scores and expiries aside."""
+    state: dict[str, object] = {}
+    for raw in redis_client.scan_iter(match=f"{{{prefix}*", count=1000):
+        key = raw.decode().removeprefix(f"{{{prefix}}}:")
+        kind = bytes(redis_client.type(raw)).decode()  # type: ignore[arg-type]
+        if kind == "zset":
+            state[key] = redis_client.zrange(raw, 0, -1)
+        elif kind == "set":
+            state[key] = sorted(redis_client.smembers(raw))
+        elif kind == "hash":
+            state[key] = sorted(redis_client.hkeys(raw))
+        else:  # strings: HyperLogLogs and markers
+            state[key] = kind
+    return state
+
+
+@pytest.mark.parametrize(
+    ("kind", "member", "device"),
+    [
+        ("guests", ADDRESS, ""),
+        ("users", "1", "d1"),
+        ("hidden", "2", "d2"),
+    ],
+)
+def test_a_renewal_leaves_redis_as_the_script_would(
+    kind: presence.Kind,
+    member: str,
+    device: str,
+    clock: Clock,
+    redis_client: Redis,
+    isolated_presence: str,
+    redis_commands: CommandCounter,
+) -> None:
+    start = clock.ahead
+    worlds = []
+    for renewed in (True, False):
+        for raw in redis_client.scan_iter(match=f"{{{isolated_presence}*"):
+            redis_client.delete(raw)
+        clock.ahead = start
+        first = presence.record(kind, member, device=device)
+        assert first is not None
+        guard_runs_out(clock)
+        redis_commands.commands.clear()
+        last = first.now if renewed else None
+        presence.record(kind, member, device=device, last_recorded=last)
+        assert ("EVALSHA" in redis_commands.commands) is not renewed
+        worlds.append(redis_state(redis_client, isolated_presence))
+    assert worlds[0] == worlds[1]

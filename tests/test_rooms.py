@@ -237,7 +237,7 @@ def test_rooms_that_are_not_a_dict_are_e007_and_pages_are_served(
     assert [m.id for m in checks.check_settings()] == ["whos_online.E007"]
     topic = Group.objects.create(name="Rules")
     assert browser.get(f"/forum/{topic.pk}/").status_code == 200
-    assert presence.rooms() == []
+    assert get_store().rooms() is None  # presence is off until it is fixed
 
 
 def test_a_rooms_key_that_is_not_a_url_name_is_w007(

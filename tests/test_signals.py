@@ -16,6 +16,7 @@ from pytest_django.fixtures import Settings as SettingsWrapper
 
 from tests import presence
 from tests.conftest import Clock
+from whos_online.models import Visibility
 from whos_online.signals import user_came_online, user_went_offline
 
 SeenAgo = Callable[[str, str, float], None]
@@ -167,3 +168,26 @@ def test_logging_out_in_code_takes_the_user_off_this_process_s_lists_at_once(
     assert "alice" in browser.get("/widget/").content.decode()
     browser.logout()  # user_logged_out alone, no view of ours in between
     assert "alice" not in guest.get("/widget/").content.decode()
+
+
+def test_a_user_whose_choice_redis_missed_leaves_announced_as_hidden(
+    browser: Client, alice: User, went_offline: Heard
+) -> None:
+    browser.force_login(alice)
+    browser.get("/")
+    Visibility.objects.create(user=alice, invisible=True)  # Redis never heard
+    browser.get("/logout/")
+    assert went_offline.payloads == [
+        {"user_pk": str(alice.pk), "hidden": True, "reason": "logout"}
+    ]
+
+
+def test_prune_announces_a_user_whose_choice_redis_missed_as_hidden(
+    alice: User, went_offline: Heard, seen_ago: SeenAgo
+) -> None:
+    seen_ago("users", str(alice.pk), 1000)
+    Visibility.objects.create(user=alice, invisible=True)
+    call_command("prune_online", stdout=StringIO())
+    assert went_offline.payloads == [
+        {"user_pk": str(alice.pk), "hidden": True, "reason": "timeout"}
+    ]

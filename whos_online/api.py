@@ -3,7 +3,7 @@
 Every function is safe to call on any request: when Redis cannot be reached
 it answers as if nobody were online, and never raises. Each says how many
 Redis round trips it costs. ``viewer`` is the user asking (``request.user``):
-every answer goes through the gate (:mod:`whos_online.gate`), as for a page
+every answer goes through the gate (``whos_online.gate``), as for a page
 shown to that viewer. Hidden users are shown as online only to active
 staff; to everyone else, and when ``viewer`` is left out, they read
 ``"offline"``. Where the viewer may not learn who is online

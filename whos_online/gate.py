@@ -71,13 +71,14 @@ def in_audience(viewer: Any) -> bool:
 class Gate:
     """What ``viewer`` (a user, an anonymous user or ``None``) may learn."""
 
-    def __init__(self, viewer: Any) -> None:
+    def __init__(self, viewer: Any, *, staff_page: bool = False) -> None:
         self.viewer = viewer
-        self.shows_hidden = is_active_staff(viewer)
+        self.shows_hidden = staff_page or is_active_staff(viewer)
         """Whether hidden users are shown (marked) and counted apart."""
         self.in_audience = in_audience(viewer)
-        self.can_see = get_config().can_see
-        """The site's rule of whom each viewer may see, if it has one."""
+        self.can_see = None if staff_page else get_config().can_see
+        """The site's rule of whom each viewer may see, if it has one (the
+        staff page, which only staff reach, shows everyone)."""
 
     @property
     def judges_each_user(self) -> bool:
@@ -188,8 +189,9 @@ class Gate:
         self, record: tuple[int, float] | None, today: Today, shown: Counts, now: float
     ) -> tuple[tuple[int, float] | None, Today]:
         """The record and today's figures beside ``shown``, the counts this
-        viewer was given. Redis keeps them for visible people only; a viewer
-        told of hidden users online is never told fewer were ever online."""
+        viewer was given, so that visitors today >= most online today >=
+        online now. Redis keeps them for visible people only; a viewer told
+        of hidden users online is never told fewer were ever online."""
         people = shown.people
         if shown.is_estimate:
             return record, today
@@ -197,6 +199,10 @@ class Gate:
             record = (people, float(int(now) // 60 * 60))
         if people > today.most_online:
             today = replace(today, most_online=people)
+        if today.visitors < today.most_online:
+            # As many were online at once: at least that many came today.
+            missing = today.most_online - today.visitors
+            today = replace(today, guests=today.guests + missing)
         return record, today
 
     def presence(

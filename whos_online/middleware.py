@@ -13,11 +13,11 @@ from django.urls import NoReverseMatch, reverse
 from django.utils.cache import patch_cache_control, patch_vary_headers
 
 from whos_online import page
-from whos_online.failsafe import quietly
+from whos_online.page import visit_of
 from whos_online.rooms import record_page_rooms, rooms_of_page
 from whos_online.seen import Seen, session_changed
 from whos_online.store import get_store
-from whos_online.visitors import Visit, visit_of
+from whos_online.visitors import Visit
 
 
 class WhosOnlineMiddleware:
@@ -94,13 +94,9 @@ def before_view(request: HttpRequest, seen: Seen) -> Visit:
     if the guard may hold after all, else record the visitor."""
     visit = visit_of(request, seen)
     if visit.guard is not None:
-        store = visit.store
-        stale = store.state.clock.stale_shard(visit.guard.generation)
-        if stale is not None:  # the guard may hold after all
-            breaker = store.state.shard_breakers[stale]
-            quietly(lambda: store.sync_clock(stale), None, breaker)
+        visit.store.catch_up(visit.guard.generation)
     if not visit.is_guarded and not is_heartbeat(request):
-        quietly(visit.record, None)
+        visit.record()
     return visit
 
 
@@ -134,7 +130,7 @@ def is_heartbeat(request: HttpRequest) -> bool:
 
 def after_view(visit: Visit, response: HttpResponseBase) -> None:
     if visit.identity_changed:
-        quietly(visit.record_new_identity, None)
+        visit.record_new_identity()
     visit.issue_guard(response)
     if answered(response):
         visit.record_location(response)

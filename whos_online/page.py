@@ -1,12 +1,13 @@
-"""One object per request for what its page learns of presence:
+"""One object per request for what it learns of presence:
 ``request.whos_online``, a :class:`Page` made on first use, the way
 django-htmx hangs ``request.htmx`` on the request.
 
-It holds the viewer's :class:`~whos_online.gate.Gate`, the page's
-snapshots (so the widget, counts and badges of one page cost one round
-trip), the badges' statuses, the rooms its templates name, and whether
-anything made for this viewer alone was shown (the middleware then marks
-the response private).
+It holds the request's :class:`~whos_online.visitors.Visit` once one is
+made (who the visitor is, what was recorded of them), the viewer's
+:class:`~whos_online.gate.Gate`, the page's snapshots (so the widget,
+counts and badges of one page cost one round trip), the badges' statuses,
+the rooms its templates name, and whether anything made for this viewer
+alone was shown (the middleware then marks the response private).
 
 The badge filters see no context, so the middleware also sets the request
 whose page is being made: a thread-local for a synchronous request (cheaper
@@ -23,8 +24,10 @@ from typing import Any
 from django.http import HttpRequest
 
 from whos_online.gate import Gate
+from whos_online.seen import Seen
 from whos_online.store import Snapshot
 from whos_online.visibility import Choices
+from whos_online.visitors import Visit
 
 ATTRIBUTE = "whos_online"
 
@@ -46,6 +49,8 @@ class Page:
         """The rooms the page's templates named by instance."""
         self.personal = False
         """Whether this page showed anything made for its viewer alone."""
+        self.visit: Visit | None = None
+        """The visitor and what was recorded of them, once asked."""
 
     @functools.cached_property
     def gate(self) -> Gate:
@@ -71,6 +76,21 @@ def of(request: HttpRequest) -> Page:
     made = Page(request)
     setattr(request, ATTRIBUTE, made)
     return made
+
+
+def visit_of(request: HttpRequest, seen: Seen | None = None) -> Visit:
+    """The request's visit, as the middleware saw it (made now if it did not;
+    ``seen``: what the middleware read of the cookies before the view)."""
+    made = of(request)
+    if made.visit is None:
+        made.visit = Visit(request, seen=seen)
+    return made.visit
+
+
+def visit_made(request: HttpRequest) -> Visit | None:
+    """The request's visit, if one was made."""
+    made = made_for(request)
+    return None if made is None else made.visit
 
 
 def made_for(request: HttpRequest) -> Page | None:

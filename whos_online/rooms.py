@@ -27,11 +27,10 @@ from django.http import HttpRequest, HttpResponseBase
 
 from whos_online import guard, page
 from whos_online.conf import conf
-from whos_online.failsafe import quietly
 from whos_online.locations import marked
+from whos_online.page import visit_of
 from whos_online.seen import Seen
 from whos_online.store import Store, get_store, is_room_name
-from whos_online.visitors import visit_of
 
 View = TypeVar("View", bound=Callable[..., Any])
 
@@ -154,15 +153,12 @@ def rooms_mark(rooms: AbstractSet[str]) -> str:
 
 def record_in_room(request: HttpRequest, room: str) -> None:
     """Record the request's visitor in ``room`` now (a valid name): one round
-    trip; a failure is logged, never raised, and costs nobody else anything."""
+    trip; a failure is logged, never raised, and costs nobody else anything.
+    Crawlers are counted on the site, never in rooms: a crawler fetching
+    every thread would fill the rooms people read."""
     visitor = visit_of(request).visitor
-    if visitor is not None:
-        store = get_store()
-        quietly(
-            lambda: store.record_in_room(room, visitor.kind, visitor.member),
-            None,
-            store.breaker_of(visitor.member),
-        )
+    if visitor is not None and visitor.is_person:
+        get_store().record_in_room(room, visitor.kind, visitor.member)
 
 
 def refuse_bad_room(room: object) -> bool:

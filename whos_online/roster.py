@@ -25,13 +25,13 @@ from django.utils.translation import pgettext_lazy
 from whos_online import page
 from whos_online.bots import is_known
 from whos_online.conf import conf
-from whos_online.failsafe import quietly
 from whos_online.gate import Gate, Grade, Status
 from whos_online.locations import Location, parse
+from whos_online.page import visit_made, visit_of
 from whos_online.rooms import rooms_of_page
 from whos_online.store import Counts, LastSeen, Snapshot, Today, get_store
 from whos_online.visibility import Choices
-from whos_online.visitors import Visitor, visit_made, visit_of
+from whos_online.visitors import Visitor
 
 # The most users a page's badges are read from in one snapshot; past it, a
 # badge of a user not among the most recent costs a round trip of its own.
@@ -188,7 +188,7 @@ def online_roster(
     shows_hidden = gate.shows_hidden
     # The site's rule sees every user it may hide, up to BADGE_NAMES.
     listing = max(limit, BADGE_NAMES) if gate.judges_each_user else limit
-    snapshot = quietly(lambda: snapshot_for(listing, room, shows_hidden, request), None)
+    snapshot = snapshot_for(listing, room, shows_hidden, request)
     if snapshot is None:
         return Roster(window=conf.WINDOW, room=room)
     if room is not None and request is not None and room in rooms_of_page(request):
@@ -279,15 +279,17 @@ def with_reader(
 
 def snapshot_for(
     limit: int, room: str | None, shows_hidden: bool, request: HttpRequest | None
-) -> Snapshot:
+) -> Snapshot | None:
     """A snapshot listing at least ``limit`` of each kind the viewer may see:
     the page's own if it took one, else this process's if younger than
     ``WHOS_ONLINE_SNAPSHOT_MAX_AGE`` (unless the visitor just arrived, who
-    must see themselves), else a new one."""
+    must see themselves), else a new one; ``None`` if Redis failed."""
     key = (room, shows_hidden)
     taken = None if request is None else page.of(request).snapshots.get(key)
     if taken is None or taken[0] < limit:
         taken = _shared_or_new(key, max(limit, conf.MAX_NAMES), request)
+        if taken is None:
+            return None
         if request is not None:
             page.of(request).snapshots[key] = taken
     return taken[1]
@@ -295,7 +297,7 @@ def snapshot_for(
 
 def _shared_or_new(
     key: tuple[str | None, bool], limit: int, request: HttpRequest | None
-) -> tuple[int, Snapshot]:
+) -> tuple[int, Snapshot] | None:
     store = get_store()
     visit = None if request is None else visit_made(request)
     arrived = visit is not None and visit.stamp is not None and visit.stamp.entered
@@ -315,6 +317,8 @@ def _shared_or_new(
         hidden_limit=limit if shows_hidden else 0,
         guest_limit=0 if room is None else limit,
     )
+    if snapshot is None:
+        return None
     if store.config.snapshot_max_age > 0:
         store.state.snapshots.put(key, (time.monotonic(), limit, snapshot))
     return limit, snapshot
@@ -363,7 +367,7 @@ def presence_of(
     ``offline`` for everyone if Redis cannot be read."""
     users = list(users)
     gate = gate_of(viewer, request)
-    found = quietly(lambda: get_store().last_seen_many(u.pk for u in users), None)
+    found = get_store().last_seen_many(u.pk for u in users)
     if found is None:
         return [UserPresence(user, "offline", None) for user in users]
     choices = gate.chosen(str(user.pk) for user in users)
@@ -382,8 +386,8 @@ def _visible_users(newly_hidden: int) -> int:
     names from a least number on (one round trip more)."""
     if conf.MIN_NAMES_LISTED <= 0:
         return 0
-    counts = quietly(lambda: get_store().snapshot(0).counts, None)
-    return 0 if counts is None else counts.users - newly_hidden
+    found = get_store().snapshot(0)
+    return 0 if found is None else found.counts.users - newly_hidden
 
 
 def _presence(
@@ -431,7 +435,7 @@ def badge_of(user: Any) -> UserPresence:
 
 def _badge_from_page(user: Any, made: page.Page) -> UserPresence:
     gate = made.gate_used()
-    snapshot = quietly(lambda: _page_snapshot(made.request), None)
+    snapshot = _page_snapshot(made.request)
     if snapshot is None:
         return UserPresence(user, "offline", None)
     if made.choices is None:
@@ -470,7 +474,7 @@ def seen_of(user: Any) -> UserPresence:
     return found
 
 
-def _page_snapshot(request: HttpRequest) -> Snapshot:
+def _page_snapshot(request: HttpRequest) -> Snapshot | None:
     """The page's site-wide snapshot if it lists every user online, else one
     listing up to ``BADGE_NAMES``."""
     taken = page.of(request).snapshots.get((None, False))

@@ -23,7 +23,7 @@ from typing import Any
 from django.dispatch import Signal
 from django.http import HttpRequest
 
-from whos_online.failsafe import quietly
+from whos_online import visibility
 from whos_online.store import Pruned, Store, get_store
 
 logger = logging.getLogger("whos_online")
@@ -44,8 +44,13 @@ def announce(signal: Signal, **payload: Any) -> None:
 
 
 def announce_pruned(pruned: Pruned) -> None:
+    """Announce the users who left; ``hidden`` by Redis' sets or by their
+    choice in the database, which wins over a copy Redis may have missed
+    (one query)."""
+    chosen = visibility.choices_among(pruned.users_left).invisible
     for pk in pruned.users_left:
-        announce(user_went_offline, user_pk=pk, hidden=False, reason="timeout")
+        hidden = pk in chosen
+        announce(user_went_offline, user_pk=pk, hidden=hidden, reason="timeout")
     for pk in pruned.hidden_left:
         announce(user_went_offline, user_pk=pk, hidden=True, reason="timeout")
 
@@ -65,7 +70,7 @@ def user_logged_out(
     store = get_store()
     device = store.device_of(session_key) if session_key else ""
     pk = str(user.pk)
-    breaker = store.breaker_of(pk)
-    left = quietly(lambda: store.log_out(pk, device), None, breaker)
+    left = store.log_out(pk, device)
     if left is not None and left.removed:
-        announce(user_went_offline, user_pk=pk, hidden=left.hidden, reason="logout")
+        hidden = left.hidden or visibility.is_invisible(user)
+        announce(user_went_offline, user_pk=pk, hidden=hidden, reason="logout")

@@ -9,6 +9,7 @@ numbers and one SVG path string, and the template draws it.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field, replace
 from datetime import date, datetime, timezone
 from typing import TYPE_CHECKING
@@ -19,7 +20,7 @@ from django.urls import reverse
 
 from whos_online import roster
 from whos_online.conf import conf
-from whos_online.failsafe import quietly
+from whos_online.gate import Gate
 from whos_online.store import (
     HISTORY_MINUTES,
     Counts,
@@ -112,15 +113,17 @@ def staff_overview(
     Users link to their change page on ``admin_site`` when their model is
     registered there.
     """
-    found = quietly(lambda: _read(limit), None)
+    found = _read(limit)
     if found is None:
         return StaffOverview(window=conf.WINDOW)
     history, snapshot, rooms = found
+    gate = Gate(None, staff_page=True)
+    chosen = gate.chosen(member for member, _ in snapshot.users).invisible
     return StaffOverview(
         window=snapshot.window,
         available=True,
         now=roster.as_datetime(snapshot.now),
-        users=_staff_users(snapshot, admin_site),
+        users=_staff_users(snapshot, chosen, admin_site),
         guests=[
             roster.Seen(address, roster.as_datetime(seen))
             for address, seen in snapshot.guests
@@ -130,7 +133,7 @@ def staff_overview(
         ],
         rooms=rooms[::-1][: max(limit, 0)],
         room_count=len(rooms),
-        counts=snapshot.counts,
+        counts=gate.counts(snapshot.counts, len(chosen)),
         record=roster.as_record(snapshot.record),
         chart=history_chart(history.minutes, snapshot.now),
         days=daily_chart(history.days, snapshot.now),
@@ -138,22 +141,30 @@ def staff_overview(
     )
 
 
-def _read(
-    limit: int,
-) -> tuple[History, Snapshot, list[str]]:
+def _read(limit: int) -> tuple[History, Snapshot, list[str]] | None:
+    """What the page shows, or ``None`` as soon as Redis fails."""
     # The history first: the snapshot's clock is then never behind it.
     store = get_store()
     history = store.history()
-    snapshot = store.snapshot(
-        limit, hidden_limit=limit, guest_limit=limit, bot_limit=limit
-    )
-    return history, snapshot, store.rooms()
+    snapshot = None
+    if history is not None:
+        snapshot = store.snapshot(
+            limit, hidden_limit=limit, guest_limit=limit, bot_limit=limit
+        )
+    rooms = None if snapshot is None else store.rooms()
+    if history is None or snapshot is None or rooms is None:
+        return None
+    return history, snapshot, rooms
 
 
 def _staff_users(
-    snapshot: Snapshot, admin_site: AdminSite | None
+    snapshot: Snapshot, chosen: AbstractSet[str], admin_site: AdminSite | None
 ) -> list[roster.OnlineUser]:
-    online = roster.users_in_order(snapshot.users, snapshot.hidden, snapshot.where)
+    """Every user listed, those who chose to appear offline marked hidden
+    whatever Redis holds."""
+    visible = [pair for pair in snapshot.users if pair[0] not in chosen]
+    hidden = [*snapshot.hidden, *(p for p in snapshot.users if p[0] in chosen)]
+    online = roster.users_in_order(visible, hidden, snapshot.where)
     model = get_user_model()
     if admin_site is None or not admin_site.is_registered(model):
         return online

@@ -34,11 +34,10 @@ from django.views.decorators.http import require_GET, require_POST
 
 from whos_online import guard, visibility
 from whos_online.conf import conf
-from whos_online.failsafe import quietly
+from whos_online.page import visit_of
 from whos_online.rooms import record_in_room, room_from_token
 from whos_online.roster import Roster, online_roster
 from whos_online.store import get_store
-from whos_online.visitors import visit_of
 
 # JSON that is safe inside a <script> element of an HTML page.
 HTML_SAFE_JSON = str.maketrans({"<": "\\u003c", ">": "\\u003e", "&": "\\u0026"})
@@ -107,7 +106,7 @@ def heartbeat(request: HttpRequest) -> HttpResponseBase:
     # heartbeat, so a heartbeat before then needs none.
     fresh_for = conf.AWAY_AFTER - conf.HEARTBEAT_SECONDS
     visit = visit_of(request)
-    done = quietly(lambda: visit.heartbeat(least, fresh_for), "failed")
+    done = visit.heartbeat(least, fresh_for)
     if done == "failed":
         return outage_response()
     if done == "refused":

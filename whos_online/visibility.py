@@ -25,7 +25,6 @@ from django.core.exceptions import ValidationError
 from django.db import DatabaseError, transaction
 from django.db.models import Q
 
-from whos_online.failsafe import quietly
 from whos_online.store import get_store
 
 # The models are imported where they are used: the middleware imports this
@@ -126,7 +125,7 @@ def set_invisible(user: Any, invisible: bool) -> bool:
         return False
     store = get_store()
     pk = str(user.pk)
-    quietly(lambda: store.set_invisible(pk, invisible), None, store.breaker_of(pk))
+    store.set_invisible(pk, invisible)  # else applied at their next record
     store.state.snapshots.clear()
     return True
 

@@ -1,7 +1,8 @@
 """Who a request comes from, worked out once, and their visit recorded.
 
-A :class:`Visit` is made for a request whose guard does not hold (and found
-again by rooms and views through :func:`visit_of`), from what the
+A :class:`Visit` is made for a request whose guard does not hold (kept on
+the request's :class:`~whos_online.page.Page`, where rooms and views find
+it through :func:`~whos_online.page.visit_of`), from what the
 middleware read of the cookies (:class:`~whos_online.seen.Seen`). It
 resolves the :class:`Visitor` (kind, stored member, user, address) and record
 them, before the view runs, so the page being rendered already counts its
@@ -21,16 +22,12 @@ from whos_online import guard, locations, signals, visibility
 from whos_online.addresses import client_address
 from whos_online.bots import bot_name
 from whos_online.conf import Config
-from whos_online.failsafe import quietly
 from whos_online.privacy import daily_key, stored_address
 from whos_online.seen import Seen, binding, mark_of, session_changed
 from whos_online.store import Kind, Sighting, Stamp, Store, get_store
 
 # What a heartbeat did: see Visit.heartbeat.
-Heartbeat = Literal["refused", "fresh", "recorded"]
-
-# The attribute a request's Visit is kept in, once one is made.
-REQUEST_ATTRIBUTE = "whos_online_visit"
+Heartbeat = Literal["refused", "fresh", "recorded", "failed"]
 
 
 class Unresolved:
@@ -89,7 +86,6 @@ class Visit:
         """The mark of the rooms the visitor was last recorded in, as far as
         this browser knows."""
         self._visitor = UNRESOLVED
-        setattr(request, REQUEST_ATTRIBUTE, self)
 
     @property
     def is_guarded(self) -> bool:
@@ -171,6 +167,9 @@ class Visit:
             was_guest = before.kind == "guests"
         else:
             was_guest = self.guard is not None and self.guard.is_guests
+        was_user = before is not None and before.user_pk is not None
+        if before is None and self.guard is not None:
+            was_user = not self.guard.is_guests
         self.session_key = Seen(self.request, self.store).session_key
         # A new identity: where it is stored, and in which rooms, is not known.
         self.where = self.rooms = ""
@@ -181,11 +180,17 @@ class Visit:
         left_guest = ""
         if was_guest and after.kind != "guests" and self.address is not None:
             left_guest = before.member if before else self.guest_member(self.address)
-        self._record_as(after, left_guest=left_guest)
+        logged_out = was_user and after.kind == "guests"
+        self._record_as(after, left_guest=left_guest, logged_out=logged_out)
 
-    def _record_as(self, visitor: Visitor, left_guest: str = "") -> None:
+    def _record_as(
+        self, visitor: Visitor, left_guest: str = "", *, logged_out: bool = False
+    ) -> None:
         device = self._device(visitor)
-        if left_guest:
+        if logged_out:
+            # Counted today as the user they were, not once more as a guest.
+            sighting = Sighting.after_logout(visitor.member)
+        elif left_guest:
             sighting = Sighting.login(
                 visitor.kind, visitor.member, device=device, left_guest=left_guest
             )
@@ -196,7 +201,7 @@ class Visit:
                 device=device,
                 last_recorded=self._last_recorded(visitor),
             )
-        self.stamp = self._recorded(sighting)
+        self.stamp = self.store.record(sighting)
         self._note_recorded(visitor)
 
     def record_location(self, response: HttpResponseBase) -> None:
@@ -210,13 +215,7 @@ class Visit:
         where = locations.location_of(self.request, self.store.state.locations)
         if not where or mark_of(where) == self.where and self.stamp is None:
             return
-        store = self.store
-        kept = quietly(
-            lambda: store.set_location(visitor.member, where),
-            False,
-            store.breaker_of(visitor.member),
-        )
-        if kept:
+        if self.store.set_location(visitor.member, where):
             self.where = mark_of(where)
             self.note_rooms(self.rooms, response)
 
@@ -233,7 +232,8 @@ class Visit:
         """The logged-in user's page is open: ``"refused"`` if they were
         recorded less than ``least_interval`` seconds ago, ``"fresh"`` if
         less than ``fresh_for`` (their status cannot have turned "away" by
-        the next heartbeat), else recorded now. Raises ``RedisError``.
+        the next heartbeat), else recorded now, or ``"failed"`` when Redis
+        could not be reached.
 
         Their guard, which a heartbeat renews (:meth:`issue_guard`), says
         when they were last recorded, so neither answer asks Redis, and a
@@ -250,6 +250,8 @@ class Visit:
                 return "refused"
             if age < fresh_for:
                 return "fresh"
+        if self.store.is_failing(visitor.member):
+            return "failed"  # and the server's limit is left as it was
         if not self.store.state.heartbeats.allows(visitor.member, least_interval):
             return "refused"
         sighting = Sighting.heartbeat(
@@ -258,18 +260,11 @@ class Visit:
             device=self._device(visitor),
             last_recorded=last,
         )
-        self.stamp = self._recorded(sighting, failures=False)
+        self.stamp = self.store.record(sighting)
+        if self.stamp is None:
+            return "failed"
         self._note_recorded(visitor)
         return "recorded"
-
-    def _recorded(self, sighting: Sighting, *, failures: bool = True) -> Stamp | None:
-        """One round trip; a Redis failure gives ``None`` (``failures``) or
-        is raised."""
-        store = self.store
-        if not failures:
-            return store.record(sighting)
-        breaker = store.breaker_of(sighting.member)
-        return quietly(lambda: store.record(sighting), None, breaker)
 
     def _note_recorded(self, visitor: Visitor) -> None:
         self.recorded = visitor
@@ -336,19 +331,6 @@ class Visit:
             generation=generation,
             secure=self.request.is_secure(),
         )
-
-
-def visit_made(request: HttpRequest) -> Visit | None:
-    """The request's visit, if one was made."""
-    found = getattr(request, REQUEST_ATTRIBUTE, None)
-    return found if isinstance(found, Visit) else None
-
-
-def visit_of(request: HttpRequest, seen: Seen | None = None) -> Visit:
-    """The request's visit, as the middleware saw it (made now if it did not;
-    ``seen``: what the middleware read before the view)."""
-    found = getattr(request, REQUEST_ATTRIBUTE, None)
-    return found if isinstance(found, Visit) else Visit(request, seen=seen)
 
 
 def is_hidden(user: Any, config: Config | None = None) -> bool:

@@ -1,17 +1,35 @@
 """What every part of the store shares: the settings it was built from, the
-key layout, the process's state and the Redis client."""
+key layout, the process's state, the Redis client, and how a Redis failure
+is kept inside the store.
+
+Every public method of the store that serves a page answers with a typed
+default (``None``, ``False``) when Redis cannot be reached or refuses, as
+django-redis' ``omit_exception`` does: the caller never sees a Redis error
+and never chooses a breaker. Each picks its own: the shard's of the member
+it is about, else the site's. A failure to reach Redis opens that breaker,
+which then leaves Redis alone for ``WHOS_ONLINE_FAILURE_BACKOFF`` seconds;
+an error reply (a write refused at ``maxmemory``) gives the default without
+opening it, since what does not write still works. Only the management
+commands' methods (``prune``, ``reset_most_ever_online``) raise, for the
+command to say so."""
 
 from __future__ import annotations
 
 import functools
 import hashlib
+from collections.abc import Callable
+from typing import TypeVar
 
 from redis import Redis
+from redis.exceptions import RedisError, ResponseError
 
 from whos_online.conf import Config
 from whos_online.connection import build_client
 from whos_online.state import CircuitBreaker, State
 from whos_online.store.keys import Kind, Layout, Shard
+
+T = TypeVar("T")
+D = TypeVar("D")
 
 
 class StoreBase:
@@ -34,6 +52,35 @@ class StoreBase:
     def breaker_of(self, member: str) -> CircuitBreaker:
         """The circuit breaker of the shard ``member`` is kept in."""
         return self.state.shard_breakers[self.shard_of(member).index]
+
+    def is_failing(self, member: str) -> bool:
+        """Whether Redis is known to be failing for ``member`` (its shard's
+        breaker is open), or presence is off (settings that cannot work)."""
+        return bool(self.config.problems) or self.breaker_of(member).is_open
+
+    def or_default(
+        self, call: Callable[[], T], default: D, breaker: CircuitBreaker | None = None
+    ) -> T | D:
+        """``call()``, or ``default`` if Redis is known to be failing or fails
+        now (by ``breaker``: the site's unless given), or while the settings
+        cannot work (``Config.problems``). Anything but a Redis failure is a
+        bug, and is raised."""
+        state = self.state
+        breaker = breaker or state.breaker
+        if self.config.problems or breaker.is_open:
+            return default
+        try:
+            result = call()
+        except ResponseError as exc:
+            state.refused.warning(
+                "reply", "Who's online got an error reply from Redis: %s", exc
+            )
+            return default
+        except RedisError as exc:
+            breaker.failed(exc)
+            return default
+        breaker.succeeded()
+        return result
 
     def key(self, name: str, room: str | None = None, kind: Kind = "users") -> str:
         """The key ``name`` of the first shard (with one shard, the site's),

@@ -26,9 +26,10 @@ class Reads(StoreBase):
         hidden_limit: int = 0,
         guest_limit: int = 0,
         bot_limit: int | None = None,
-    ) -> Snapshot:
+    ) -> Snapshot | None:
         """The users, and as many hidden users, guests and bots as asked for,
-        newest first, with every count, the record and today's figures.
+        newest first, with every count, the record and today's figures;
+        ``None`` if Redis failed.
 
         One round trip: with shards, one script per shard in one pipeline (on
         a cluster, sent to every master before any reply is read), the newest
@@ -36,9 +37,17 @@ class Reads(StoreBase):
         breaker opened) rather than failing the page. A users or guests set
         at its cap is counted by its estimate, kept once a minute.
         """
+        limits = (
+            limit,
+            hidden_limit,
+            guest_limit,
+            limit if bot_limit is None else bot_limit,
+        )
+        return self.or_default(lambda: self._snapshot(room, *limits), None)
+
+    def _snapshot(self, room: str | None, *listed: int) -> Snapshot:
         config = self.config
-        bots_listed = limit if bot_limit is None else bot_limit
-        limits = [max(n, 0) for n in (limit, hidden_limit, guest_limit, bots_listed)]
+        limits = [max(n, 0) for n in listed]
         day = self.today()
         args: list[Arg] = [config.window, *limits, config.max_members]
         calls = [
@@ -148,10 +157,14 @@ class Reads(StoreBase):
         users, guests, logins = (sum(part.today[i] for part in parts) for i in range(3))
         return record, Today(users, max(guests - logins, 0), most_today)
 
-    def last_seen_many(self, pks: Iterable[object]) -> LastSeen:
-        """When each user was last seen, hidden or not: one pipelined round
-        trip, a script per shard and thousand users."""
+    def last_seen_many(self, pks: Iterable[object]) -> LastSeen | None:
+        """When each user was last seen, hidden or not, and beyond the window
+        as the last-seen set keeps them; ``None`` if Redis failed. One
+        pipelined round trip, a script per shard and thousand users."""
         members = list(dict.fromkeys(str(pk) for pk in pks))
+        return self.or_default(lambda: self._last_seen_many(members), None)
+
+    def _last_seen_many(self, members: list[str]) -> LastSeen:
         if not members:
             seconds, micros = self.client.time()
             now = seconds + micros / 1e6
@@ -190,7 +203,11 @@ class Reads(StoreBase):
                     seen[pk] = float(shown)
         return LastSeen(now=now, seen=seen, hidden=frozenset(hidden), ever=ever)
 
-    def history(self) -> History:
+    def history(self) -> History | None:
+        """The staff page's charts; ``None`` if Redis failed."""
+        return self.or_default(self._history, None)
+
+    def _history(self) -> History:
         """The staff page's charts: one round trip, at most 1440 fields per
         shard and 90."""
         calls = [
@@ -226,7 +243,12 @@ class Reads(StoreBase):
                 held.setdefault(minute, count)
         return sorted(held.items())
 
-    def rooms(self) -> list[str]:
+    def rooms(self) -> list[str] | None:
+        """The rooms with anyone in them within the window; ``None`` if Redis
+        failed."""
+        return self.or_default(self._rooms, None)
+
+    def _rooms(self) -> list[str]:
         """The rooms with anyone in them within the window."""
         calls = [
             Call("rooms", [shard.key("rooms")], [self.config.window], shard)

@@ -24,6 +24,9 @@ class Sighting:
     """When this member was last recorded, by Redis' clock, as the caller
     knows it (a guard names it): a renewal it vouches for costs plain
     commands instead of the record script."""
+    logged_out: bool = False
+    """Whether this guest just logged out: today's figures count them as the
+    user they were, not once more as a guest."""
 
     @classmethod
     def page_view(
@@ -35,6 +38,10 @@ class Sighting:
         last_recorded: float | None = None,
     ) -> Sighting:
         return cls(kind, member, device=device, last_recorded=last_recorded)
+
+    @classmethod
+    def after_logout(cls, member: str) -> Sighting:
+        return cls("guests", member, logged_out=True)
 
     @classmethod
     def login(

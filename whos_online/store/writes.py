@@ -25,11 +25,16 @@ ROOMS_PER_USER = 100
 
 
 class Writes(StoreBase):
-    def record(self, sighting: Sighting) -> Stamp:
-        """Mark the member of ``sighting`` as seen now. A login also takes
-        the guest they were off the guests, in the same round trip. The
-        first record of a minute in a shard also keeps the shard's figures
-        (two round trips more, once a minute)."""
+    def record(self, sighting: Sighting) -> Stamp | None:
+        """Mark the member of ``sighting`` as seen now; ``None`` if Redis
+        failed. A login also takes the guest they were off the guests, in
+        the same round trip. The first record of a minute in a shard also
+        keeps the shard's figures (two round trips more, once a minute)."""
+        return self.or_default(
+            lambda: self._record(sighting), None, self.breaker_of(sighting.member)
+        )
+
+    def _record(self, sighting: Sighting) -> Stamp:
         shard = self.shard_of(sighting.member)
         renewed = self._renewed(shard, sighting)
         if renewed is not None:
@@ -47,7 +52,7 @@ class Writes(StoreBase):
         if tick:
             self._tick(shard, int(float(now) // 60))
         if moved:  # their choice changed since their last record: their rooms too
-            self.move_in_rooms(sighting.member, hidden=sighting.kind == "hidden")
+            self._move_in_rooms_of(shard, sighting.member, sighting.kind == "hidden")
         return Stamp(float(now), label, entered)
 
     def record_call(self, shard: Shard, sighting: Sighting) -> Call:
@@ -81,6 +86,7 @@ class Writes(StoreBase):
             config.max_members,
             sighting.device,
             config.last_seen_kept,
+            "1" if sighting.logged_out else "0",
         ]
         return Call("record", keys, args, shard)
 
@@ -107,7 +113,7 @@ class Writes(StoreBase):
         minute = int(now // 60)
         asks = self.state.minutes_asked[shard.index] != minute
         replies = self._renewal(shard, sighting, now, asks).execute()
-        if not self._renewal_holds(sighting, replies):
+        if not self._renewal_holds(sighting, replies[: self._checked(sighting)]):
             return None
         if asks:
             self.state.minutes_asked[shard.index] = minute
@@ -131,7 +137,6 @@ class Writes(StoreBase):
         # A user whose choice changed since their last record is not in the
         # set of their kind: the ZADD XX fails, and the script moves them.
         pipe.zadd(shard.key(kind), {member: now}, xx=True, gt=True, ch=True)
-        pipe.pfadd(shard.minute_key("users" if is_user else "guests", minute), member)
         if is_user and sighting.device:
             # The devices set keeps the expiry the script gave it: once it
             # lapses, the device is missing and the script records the user
@@ -139,6 +144,8 @@ class Writes(StoreBase):
             devices = shard.key(f"devices:{member}")
             pipe.zadd(devices, {sighting.device: now}, xx=True, gt=True, ch=True)
             pipe.zremrangebyscore(devices, "-inf", f"({now - window}")
+        if kind != "hidden":  # the estimates count the visible sets only
+            pipe.pfadd(shard.minute_key(kind, minute), member)
         if is_user and config.last_seen_kept:
             # Only a user the script put there: it keeps the set's cap.
             pipe.zadd(shard.key("last-seen"), {member: now}, xx=True, gt=True)
@@ -146,13 +153,17 @@ class Writes(StoreBase):
             pipe.set(shard.key(f"tick:{minute}"), "1", nx=True, ex=120)
         return pipe
 
-    def _renewal_holds(self, sighting: Sighting, replies: list[Any]) -> bool:
+    @staticmethod
+    def _checked(sighting: Sighting) -> int:
+        """How many of the renewal's first replies say whether it held."""
+        return 2 if sighting.kind != "guests" and sighting.device else 1
+
+    @staticmethod
+    def _renewal_holds(sighting: Sighting, replies: list[Any]) -> bool:
         """Whether the member was renewed where a record would leave them: in
-        the set of their kind, and a user's device among their devices."""
-        renewed = bool(replies[0])
-        if sighting.kind == "guests" or not sighting.device:
-            return renewed
-        return renewed and bool(replies[2])
+        the set of their kind, and a user's device among their devices (the
+        replies of the commands :meth:`_checked` counts)."""
+        return all(replies)
 
     def _forget_guest(self, guest: str) -> list[Call]:
         shard = self.shard_of(guest)
@@ -190,21 +201,25 @@ class Writes(StoreBase):
     def record_in_room(self, room: str, kind: Kind, member: str) -> float | None:
         """Mark ``member`` as in ``room`` now; ``None`` if the room, or a
         newcomer to it, was refused because the rooms are full (in the
-        member's shard, when there are several)."""
+        member's shard, when there are several), or Redis failed."""
+        return self.or_default(
+            lambda: self._record_in_room(room, kind, member),
+            None,
+            self.breaker_of(member),
+        )
+
+    def _record_in_room(self, room: str, kind: Kind, member: str) -> float | None:
         config, shard = self.config, self.shard_of(member)
         is_user = kind in ("users", "hidden")
         keys = [
             shard.key("rooms"),
             shard.key("room-sizes"),
             shard.key("room-members"),
+            shard.key(""),
             shard.room_key(room, "users" if is_user else kind),
         ]
         if is_user:
-            keys += [
-                shard.room_key(room, "hidden"),
-                shard.key(f"rooms-of:{member}"),
-                shard.key(""),
-            ]
+            keys += [shard.room_key(room, "hidden"), shard.key(f"rooms-of:{member}")]
         args: list[Arg] = [
             kind,
             member,
@@ -218,53 +233,64 @@ class Writes(StoreBase):
         return None if now is None else float(now)
 
     def set_location(self, pk: str, location: str) -> bool:
-        """Keep where the user ``pk`` is ("label<TAB>path") for the window."""
+        """Keep where the user ``pk`` is ("label<TAB>path") for the window;
+        ``False`` if Redis failed."""
         key = self.shard_of(pk).key(f"where:{pk}")
-        return bool(self.client.set(key, location, ex=self.config.window))
+        window = self.config.window
+        return self.or_default(
+            lambda: bool(self.client.set(key, location, ex=window)),
+            False,
+            self.breaker_of(pk),
+        )
 
-    def log_out(self, pk: str, device: str) -> LoggedOut:
+    def log_out(self, pk: str, device: str) -> LoggedOut | None:
         """The user ``pk`` logged out on ``device``: take them off the lists,
-        rooms included, unless another device of theirs was seen within the
-        guard period. One round trip, two if they were in rooms."""
+        and out of every room they are in (their places freed), unless
+        another device of theirs was seen within the guard period. One
+        round trip; ``None`` if Redis failed."""
+        return self.or_default(
+            lambda: self._log_out(pk, device), None, self.breaker_of(pk)
+        )
+
+    def _log_out(self, pk: str, device: str) -> LoggedOut:
         shard = self.shard_of(pk)
         keys = [
-            shard.key(name)
-            for name in (
-                "users",
-                "hidden",
-                f"devices:{pk}",
-                f"rooms-of:{pk}",
-                f"where:{pk}",
-            )
+            shard.key("users"),
+            shard.key("hidden"),
+            shard.key(f"devices:{pk}"),
+            shard.key(f"rooms-of:{pk}"),
+            shard.key(f"where:{pk}"),
+            shard.key("room-sizes"),
+            shard.key("room-members"),
+            shard.key(""),
         ]
         args: list[Arg] = [pk, device, self.config.guard_seconds]
-        reply = scripts.run(self.client, "log_out", keys, args)
-        if reply is None:
+        was_hidden = scripts.run(self.client, "log_out", keys, args)
+        if was_hidden is None:
             return LoggedOut(removed=False, hidden=False)
-        was_hidden, rooms = reply
-        if rooms:
-            pipe = self.client.pipeline(transaction=False)
-            for room in decoded(rooms):
-                pipe.zrem(shard.room_key(room, "users"), pk)
-                pipe.zrem(shard.room_key(room, "hidden"), pk)
-            pipe.execute()
         return LoggedOut(removed=True, hidden=bool(was_hidden))
 
-    def set_invisible(self, pk: str, invisible: bool) -> None:
+    def set_invisible(self, pk: str, invisible: bool) -> bool:
         """Move the user ``pk`` at once to the hidden sets (``invisible``) or
         back, in the site's sets and their rooms' (one round trip, three if
-        in rooms). The database keeps their choice: Redis keeps no copy."""
+        in rooms); ``False`` if Redis failed. The database keeps their
+        choice: Redis keeps no copy."""
+        return self.or_default(
+            lambda: self._set_invisible(pk, invisible), False, self.breaker_of(pk)
+        )
+
+    def _set_invisible(self, pk: str, invisible: bool) -> bool:
         shard = self.shard_of(pk)
         keys = [shard.key(name) for name in ("users", "hidden", f"rooms-of:{pk}")]
         args: list[Arg] = [pk, "1" if invisible else "0", self.config.window]
         rooms = scripts.run(self.client, "visibility", keys, args)
         if rooms:
             self._move_in_rooms(shard, pk, decoded(rooms), hidden=invisible)
+        return True
 
-    def move_in_rooms(self, pk: str, *, hidden: bool) -> None:
+    def _move_in_rooms_of(self, shard: Shard, pk: str, hidden: bool) -> None:
         """Move the user ``pk`` to the hidden set of each room they are in
         (``hidden``) or back: one round trip, three if in rooms."""
-        shard = self.shard_of(pk)
         rooms = decoded(self.client.zrange(shard.key(f"rooms-of:{pk}"), 0, -1))
         if rooms:
             self._move_in_rooms(shard, pk, rooms, hidden=hidden)
@@ -289,8 +315,20 @@ class Writes(StoreBase):
 
     def sync_clock(self, shard: int | None = None) -> None:
         """Learn Redis' time and the data generation of ``shard`` (of every
-        shard if ``None``) now."""
+        shard if ``None``) now; a shard that fails is left as it was."""
         chosen = self.shards if shard is None else (self.shards[shard],)
+        breaker = None if shard is None else self.state.shard_breakers[shard]
+        self.or_default(lambda: self._sync_clock(chosen), None, breaker)
+
+    def catch_up(self, generation: str) -> None:
+        """A guard names data ``generation`` this process has not heard of
+        lately: learn the shard's time and generation now, so the guard may
+        hold after all."""
+        stale = self.state.clock.stale_shard(generation)
+        if stale is not None:
+            self.sync_clock(stale)
+
+    def _sync_clock(self, chosen: tuple[Shard, ...]) -> None:
         calls = [Call("clock", [one.key("meta")], [], one) for one in chosen]
         answered, _ = scripts.run_shards(self.client, calls, self.state.shard_breakers)
         for call, (now, generation) in answered:

@@ -27,6 +27,8 @@
 -- ARGV[4]  the most members a set keeps
 -- ARGV[5]  the device to mark in KEYS[7], or ''
 -- ARGV[6]  how long KEYS[8] is kept, in seconds ('0': no last seen is kept)
+-- ARGV[7]  '1' for a guest who just logged out: they join today's logins
+--          (KEYS[6]), so today's figures count them as the user they were
 --
 -- The caller says whether a user is hidden (the kind hidden): the database
 -- keeps their choice, Redis no copy of it. A member new to a set that is
@@ -100,7 +102,14 @@ if kind ~= 'bots' then
     if not is_user then
       redis.call('PFADD', KEYS[5], member)
       redis.call('EXPIRE', KEYS[5], 172800)
-      redis.call('SREM', KEYS[6], member)
+      if ARGV[7] == '1' then
+        if redis.call('SCARD', KEYS[6]) < tonumber(ARGV[4]) then
+          redis.call('SADD', KEYS[6], member)
+          redis.call('EXPIRE', KEYS[6], 172800)
+        end
+      else
+        redis.call('SREM', KEYS[6], member)
+      end
     elseif kind == 'users' and redis.call('SCARD', KEYS[5]) < tonumber(ARGV[4]) then
       -- A hidden user is not a visitor anyone is told of.
       redis.call('SADD', KEYS[5], member)

@@ -9,7 +9,7 @@ from pytest_django.fixtures import Settings as SettingsWrapper
 from redis.exceptions import ConnectionError as RedisConnectionError
 
 from tests.conftest import Clock
-from whos_online.failsafe import quietly
+from whos_online.store import get_store
 
 
 class Flaky:
@@ -37,35 +37,35 @@ def flaky() -> Flaky:
 
 
 def test_a_failure_returns_the_default(flaky: Flaky) -> None:
-    assert quietly(flaky, "default") == "default"
+    assert get_store().or_default(flaky, "default") == "default"
 
 
 def test_after_a_failure_redis_is_left_alone_for_the_backoff(
     flaky: Flaky, clock: Clock
 ) -> None:
-    quietly(flaky, None)
+    get_store().or_default(flaky, None)
     clock.advance(9.9)
-    assert quietly(flaky, "skipped") == "skipped"
+    assert get_store().or_default(flaky, "skipped") == "skipped"
     assert flaky.calls == 1
 
 
 def test_after_the_backoff_one_call_probes_and_recovery_closes_it(
     flaky: Flaky, clock: Clock
 ) -> None:
-    quietly(flaky, None)
+    get_store().or_default(flaky, None)
     clock.advance(10.1)
     flaky.down = False
-    assert quietly(flaky, None) == "ok"
-    assert quietly(flaky, None) == "ok"
+    assert get_store().or_default(flaky, None) == "ok"
+    assert get_store().or_default(flaky, None) == "ok"
     assert flaky.calls == 3
 
 
 def test_a_failed_probe_opens_it_again(flaky: Flaky, clock: Clock) -> None:
-    quietly(flaky, None)
+    get_store().or_default(flaky, None)
     clock.advance(10.1)
-    quietly(flaky, None)
+    get_store().or_default(flaky, None)
     clock.advance(5)
-    assert quietly(flaky, "skipped") == "skipped"
+    assert get_store().or_default(flaky, "skipped") == "skipped"
     assert flaky.calls == 2
 
 
@@ -73,10 +73,10 @@ def test_failures_are_logged_at_most_once_a_minute_with_a_count(
     flaky: Flaky, clock: Clock, caplog: pytest.LogCaptureFixture
 ) -> None:
     for _ in range(5):
-        quietly(flaky, None)
+        get_store().or_default(flaky, None)
         clock.advance(11)
     clock.advance(20)
-    quietly(flaky, None)
+    get_store().or_default(flaky, None)
     warnings = [r for r in caplog.records if r.levelno == logging.WARNING]
     assert len(warnings) == 2
     assert "1 more like this were not logged" not in warnings[0].getMessage()
@@ -86,11 +86,11 @@ def test_failures_are_logged_at_most_once_a_minute_with_a_count(
 def test_recovery_is_logged(
     flaky: Flaky, clock: Clock, caplog: pytest.LogCaptureFixture
 ) -> None:
-    quietly(flaky, None)
+    get_store().or_default(flaky, None)
     clock.advance(11)
     flaky.down = False
     with caplog.at_level(logging.INFO, logger="whos_online"):
-        quietly(flaky, None)
+        get_store().or_default(flaky, None)
     assert "reaches Redis again" in caplog.records[-1].getMessage()
 
 
@@ -101,6 +101,6 @@ def test_an_error_that_is_not_redis_is_raised_and_leaves_the_breaker_closed(
         raise ValueError("a bug, not an outage")
 
     with pytest.raises(ValueError):
-        quietly(bug, None)
+        get_store().or_default(bug, None)
     flaky.down = False
-    assert quietly(flaky, None) == "ok"
+    assert get_store().or_default(flaky, None) == "ok"
