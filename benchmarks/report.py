@@ -94,10 +94,10 @@ loopback port and measures, in one process and one run:
   100 pages a second. It leaves out what a core spends outside commands
   (reading, writing, system calls): the line gives the core µs figure too.
 - **Renewals and heartbeats** come from visitors whose guard ran out (guards
-  of 1 s, heartbeats every 2 s, while they are measured). A browser drops a
-  guest's guard cookie with its guard period: a guest who browses on comes
-  back without it, which is "record guest returning" (all the Redis time of
-  that request).
+  of 1 s, heartbeats every 2 s, while they are measured). A guest's guard
+  cookie is kept for the window, though it spares records for the guard
+  period only: a guest who browses on comes back with it, run out, which is
+  "record guest returning" (all the Redis time of that request).
 
 The machine is shared and noisy: compare figures within one run only. The
 raw figures are in `results.json`; `--quick` (`make bench-smoke`) runs the

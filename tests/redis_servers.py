@@ -47,7 +47,7 @@ real_redis = [pytest.mark.real_redis, needs_redis_server]
 
 def free_port() -> int:
     """A loopback port nothing listens on right now, below the range the
-    kernel gives outgoing connections: a port from that range (what binding
+    kernel gives outgoing connections: a port from that range (what guard_address
     port 0 picks) can be taken by a client socket before the server binds it."""
     while True:
         port = random.randrange(20_000, _first_outgoing_port())

@@ -142,3 +142,75 @@ def test_every_setting_the_docs_name_exists(path: str) -> None:
 @pytest.mark.parametrize("name", sorted({*jinja2.GLOBALS, *jinja2.FILTERS}))
 def test_every_jinja2_function_and_filter_is_in_the_jinja2_page(name: str) -> None:
     assert f"{name}(" in read("docs/jinja2.md") or f"|{name}" in read("docs/jinja2.md")
+
+
+# docs/architecture.md says what the code does, where a test can tell.
+
+
+def architecture_section(title: str) -> str:
+    text = read("docs/architecture.md")
+    start = text.index(f"## {title}\n")
+    end = text.find("\n## ", start + 1)
+    return text[start : None if end == -1 else end]
+
+
+def layers_in_the_docs() -> list[set[str]]:
+    """The layers table, top to bottom: a row's ``;`` parts are layers."""
+    layers = []
+    for row in architecture_section("Layers").splitlines():
+        cells = row.split("|")
+        if len(cells) < 4 or "`" not in cells[2]:
+            continue
+        for part in cells[2].split(";"):
+            names = re.findall(r"`([a-z_0-9]+)(?:\.py|/)`", part)
+            layers.append(set(names))
+    return layers
+
+
+def layers_in_the_contract() -> list[set[str]]:
+    """The layers import-linter checks (pyproject.toml), top to bottom."""
+    import tomllib
+
+    config = tomllib.loads(read("pyproject.toml"))
+    contract = config["tool"]["importlinter"]["contracts"][0]
+    return [
+        {name.strip().removeprefix("whos_online.") for name in layer.split("|")}
+        for layer in contract["layers"]
+    ]
+
+
+def test_the_architecture_page_shows_the_layers_import_linter_checks() -> None:
+    assert layers_in_the_docs() == layers_in_the_contract()
+
+
+def test_every_name_the_path_of_a_request_gives_exists() -> None:
+    import importlib
+    import inspect
+
+    path = architecture_section("The path of a request")
+    path += architecture_section("The path of a widget render")
+    named = set(re.findall(r"`([A-Za-z_]+)\.([A-Za-z_]+)`", path))
+    assert named  # the page names what it describes
+    places = {
+        "Store": "whos_online.store",
+        "Sighting": "whos_online.store",
+        "ServerClock": "whos_online.state",
+        "Page": "whos_online.page",
+        "Gate": "whos_online.gate",
+    }
+    for owner, attribute in named - {("request", "user")}:
+        if attribute == "lua":
+            assert Path(ROOT, "whos_online/store/lua", f"{owner}.lua").exists()
+        elif attribute == "html":
+            assert Path(
+                ROOT, "whos_online/templates/whos_online", f"{owner}.html"
+            ).exists()
+        elif owner in places:
+            cls = getattr(importlib.import_module(places[owner]), owner)
+            source = inspect.getsource(cls)
+            assert hasattr(cls, attribute) or f"self.{attribute} =" in source, (
+                f"{owner}.{attribute}"
+            )
+        else:
+            module = importlib.import_module(f"whos_online.{owner}")
+            assert hasattr(module, attribute), f"{owner}.{attribute}"

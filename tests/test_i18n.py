@@ -132,7 +132,7 @@ ABOUT_THREE_GUESTS = {
     "ru": ["около 3 посетителей на сайте", "около 3 гостей"],
 }
 
-# Seen five minutes ago, on the staff page.
+# Cookies five minutes ago, on the staff page.
 FIVE_MINUTES_AGO = {
     "de": "vor 5 Minuten",
     "es": "hace 5 minutos",

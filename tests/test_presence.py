@@ -239,6 +239,7 @@ def test_prune_dry_run_counts_without_removing(
 @pytest.fixture
 def small_batches(monkeypatch: pytest.MonkeyPatch) -> int:
     monkeypatch.setattr(whos_online.store.prune, "PRUNE_BATCH", 3)
+    monkeypatch.setattr(whos_online.store.prune, "COPIED", 3)
     return 3
 
 
@@ -292,6 +293,21 @@ def test_prune_keeps_the_few_online_of_a_mostly_stale_set_in_one_step(
     ]
     assert 590 < redis_client.ttl(presence.key("guests")) <= 600
     assert not redis_client.exists(presence.key("prune-scratch"))
+
+
+@pytest.mark.usefixtures("small_batches")
+def test_prune_copies_out_more_members_online_than_it_removes_at_once(
+    redis_client: Redis,
+    seen_ago: Callable[[str, str, float], None],
+    redis_commands: CommandCounter,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(whos_online.store.prune, "COPIED", 5)
+    guests_seen(seen_ago, stale=7, online=4)
+    redis_commands.commands.clear()
+    assert presence.prune().removed["guests"] == 7
+    assert guest_scripts(redis_commands) == 1
+    assert redis_client.zcard(presence.key("guests")) == 4
 
 
 @pytest.mark.usefixtures("small_batches")

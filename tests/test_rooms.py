@@ -8,8 +8,10 @@ import pytest
 from asgiref.sync import async_to_sync
 from django.contrib.auth.models import AnonymousUser, Group, User
 from django.core.checks import run_checks
+from django.db import connection
 from django.template import engines
 from django.test import AsyncClient, Client
+from django.test.utils import CaptureQueriesContext
 from pytest_django.fixtures import Settings as SettingsWrapper
 from redis import Redis
 
@@ -368,3 +370,17 @@ def test_past_the_most_rooms_a_user_is_kept_in_they_leave_the_oldest(
     sizes = redis_client.zscore(presence.key("room-sizes"), "thread:1")
     assert sizes == 0
     assert int(redis_client.get(presence.key("room-members")) or 0) == most
+
+
+def test_a_guarded_user_reading_a_new_thread_reads_the_choices_once(
+    browser: Client, alice: User
+) -> None:
+    browser.force_login(alice)
+    browser.get("/thread/1/")
+    with CaptureQueriesContext(connection) as captured:
+        browser.get("/thread/2/")  # its room widget lists her
+    made = [q["sql"] for q in captured if "SAVEPOINT" not in q["sql"]]
+    # Her session and user (the room needs who she is), the listed users'
+    # choices with her own, the listed users.
+    assert len(made) == 4
+    assert sum("whos_online_visibility" in sql for sql in made) == 1

@@ -32,7 +32,6 @@ particular: its gate is an anonymous viewer's (see :mod:`whos_online.page`).
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Iterable, Sequence
 from dataclasses import replace
 from typing import Any, Literal
@@ -76,6 +75,9 @@ class Gate:
         self.shows_hidden = staff_page or is_active_staff(viewer)
         """Whether hidden users are shown (marked) and counted apart."""
         self.in_audience = in_audience(viewer)
+        self.hides_own_last_seen = False
+        """Whether the viewer hides their own last seen, and so sees others'
+        only roughly: read by :meth:`chosen`, before any last seen is told."""
         self.can_see = None if staff_page else get_config().can_see
         """The site's rule of whom each viewer may see, if it has one (the
         staff page, which only staff reach, shows everyone)."""
@@ -127,28 +129,31 @@ class Gate:
 
     def chosen(self, pks: Iterable[str]) -> Choices:
         """What the users ``pks`` chose, by the database (which wins over
-        Redis): one query, none for no users or where no choice matters."""
+        Redis): one query, none for no users or where no choice matters. The
+        viewer's own choice is read in the same query, once."""
         wanted = list(pks)
         grades = conf.LAST_SEEN_SHOWN == "exact" and not self.shows_hidden
         if not wanted or not (conf.ALLOW_INVISIBLE or grades):
             return Choices()
-        found = visibility.choices_among(wanted)
+        own = self._own_key()
+        found = visibility.choices_among([*wanted, own] if own else wanted)
+        if own:
+            self.hides_own_last_seen = own in found.hide_last_seen
         if not conf.ALLOW_INVISIBLE:
             return Choices(hide_last_seen=found.hide_last_seen)
         return found
 
-    @functools.cached_property
-    def hides_own_last_seen(self) -> bool:
-        """Whether the viewer hides their own last seen, and so sees others'
-        only roughly (one query, once)."""
+    def _own_key(self) -> str | None:
+        """The viewer's key, where their own last-seen choice matters: it is
+        read with the choices of the users they look at."""
         viewer = self.viewer
         if (
             self.shows_hidden
             or conf.LAST_SEEN_SHOWN != "exact"
             or not getattr(viewer, "is_authenticated", False)
         ):
-            return False
-        return visibility.hides_last_seen(viewer)
+            return None
+        return str(viewer.pk)
 
     def last_seen(
         self, when: float | None, now: float, hides: bool

@@ -6,7 +6,7 @@ neither the session nor the user. A guard is
 user recorded among those listed, ``h`` for one recorded among the hidden,
 ``g`` for a guest. ``expires`` is on Redis' clock, so web servers whose
 clocks disagree agree on when it runs out, and ``generation`` names the
-Redis data it vouches for, so a guard issued before Redis lost its data no
+Redis data it holds_until for, so a guard issued before Redis lost its data no
 longer holds. ``where`` is a short hash of the user's location (its label)
 as last written, empty when none is known, so a page view of another kind
 records once to move it. ``rooms`` is a short hash of the rooms the visitor
@@ -44,7 +44,7 @@ class Guard(NamedTuple):
     """On Redis' clock; a float, which compares with a float clock faster
     than an int does."""
     is_guests: bool
-    generation: str
+    data_label: str
     where: str
     """The :func:`mark` of the location (label) last written for the user
     (``""``: none known, and always for a guest)."""
@@ -58,7 +58,7 @@ class Guard(NamedTuple):
         """Whether it still spares the visitor a record: it names the data
         generation in Redis, has not run out by Redis' clock, and both were
         learnt from Redis within the past few seconds."""
-        return clock.vouches(self.generation, self.expires)
+        return clock.holds_until(self.data_label, self.expires)
 
 
 # Every guarded page view of a user or of a room compares a mark.
@@ -130,7 +130,9 @@ def issue(
     if guest_address is None:
         kind, address, max_age = "h" if hidden else "u", "", config.user_cookie_age
     else:
-        kind, address, max_age, where = "g", guest_address, seconds, ""
+        # Kept for the window, though it spares only the guard period: a
+        # guest back within the window is renewed with plain commands.
+        kind, address, max_age, where = "g", guest_address, config.window, ""
     marks = f"{where}|{rooms}"
     mac = _mac(config, expires, kind, generation, marks, address, session_key)
     response.set_cookie(

@@ -15,7 +15,7 @@ from django.utils.cache import patch_cache_control, patch_vary_headers
 from whos_online import page
 from whos_online.page import visit_of
 from whos_online.rooms import record_page_rooms, rooms_of_page
-from whos_online.seen import Seen, session_changed
+from whos_online.seen import Cookies, session_changed
 from whos_online.store import get_store
 from whos_online.visitors import Visit
 
@@ -55,8 +55,8 @@ class WhosOnlineMiddleware:
         store = get_store()
         if store.config.problems:  # logged once by get_config
             return self.get_response(request)
-        seen = Seen(request, store)
-        visit = None if seen.spares else before_view(request, seen)
+        seen = Cookies(request, store)
+        visit = None if seen.guarded else before_view(request, seen)
         outer, page.THREAD.request = page.THREAD.request, request
         try:
             response: HttpResponseBase = self.get_response(request)  # type: ignore[assignment]
@@ -72,9 +72,9 @@ class WhosOnlineMiddleware:
         store = get_store()
         if store.config.problems:  # logged once by get_config
             return await self.get_response(request)  # type: ignore[no-any-return,misc]
-        seen = Seen(request, store)
+        seen = Cookies(request, store)
         visit = None
-        if not seen.spares:
+        if not seen.guarded:
             visit = await sync_to_async(before_view)(request, seen)
         token = page.TASK.set(request)
         try:
@@ -89,19 +89,19 @@ class WhosOnlineMiddleware:
         return response
 
 
-def before_view(request: HttpRequest, seen: Seen) -> Visit:
+def before_view(request: HttpRequest, seen: Cookies) -> Visit:
     """The guard does not hold (by a clock learnt lately): ask Redis' clock
     if the guard may hold after all, else record the visitor."""
     visit = visit_of(request, seen)
     if visit.guard is not None:
-        visit.store.catch_up(visit.guard.generation)
+        visit.store.catch_up(visit.guard.data_label)
     if not visit.is_guarded and not is_heartbeat(request):
         visit.record()
     return visit
 
 
 def after_view_needed(
-    request: HttpRequest, response: HttpResponseBase, seen: Seen, visit: Visit | None
+    request: HttpRequest, response: HttpResponseBase, seen: Cookies, visit: Visit | None
 ) -> bool:
     """Whether the view's answer leaves anything to record: a visitor just
     recorded (their guard, their location), a new identity, or a user who

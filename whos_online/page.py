@@ -24,7 +24,7 @@ from typing import Any
 from django.http import HttpRequest
 
 from whos_online.gate import Gate
-from whos_online.seen import Seen
+from whos_online.seen import Cookies
 from whos_online.store import Snapshot
 from whos_online.visibility import Choices
 from whos_online.visitors import Visit
@@ -78,7 +78,7 @@ def of(request: HttpRequest) -> Page:
     return made
 
 
-def visit_of(request: HttpRequest, seen: Seen | None = None) -> Visit:
+def visit_of(request: HttpRequest, seen: Cookies | None = None) -> Visit:
     """The request's visit, as the middleware saw it (made now if it did not;
     ``seen``: what the middleware read of the cookies before the view)."""
     made = of(request)

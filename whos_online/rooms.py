@@ -29,7 +29,7 @@ from whos_online import guard, page
 from whos_online.conf import conf
 from whos_online.locations import marked
 from whos_online.page import visit_of
-from whos_online.seen import Seen
+from whos_online.seen import Cookies
 from whos_online.store import Store, get_store, is_room_name
 
 View = TypeVar("View", bound=Callable[..., Any])
@@ -122,7 +122,7 @@ def rooms_of_page(request: HttpRequest) -> AbstractSet[str]:
 
 
 def record_page_rooms(
-    request: HttpRequest, response: HttpResponseBase, seen: Seen
+    request: HttpRequest, response: HttpResponseBase, seen: Cookies
 ) -> None:
     """After the view: record the visitor in the page's rooms, if it answered
     2xx, unless their guard holds and says they were recorded in these very
@@ -138,7 +138,7 @@ def record_page_rooms(
         mark = rooms_mark(rooms_of_page(request))
     elif room is None:
         return
-    if seen.spares and seen.guard is not None and seen.guard.rooms == mark:
+    if seen.guarded and seen.guard is not None and seen.guard.rooms == mark:
         return
     visit = visit_of(request, seen)
     for name in sorted(rooms_of_page(request)):

@@ -68,7 +68,7 @@ class OnlineUser:
 
 
 @dataclass(frozen=True)
-class Seen:
+class Named:
     """A member known by name (a bot; on the staff page, a guest's stored
     address) and when it was last seen."""
 
@@ -92,7 +92,7 @@ class Roster(Windowed):
     available: bool = False
     room: str | None = None
     users: list[OnlineUser] = field(default_factory=list)
-    bots: list[Seen] = field(default_factory=list)
+    bots: list[Named] = field(default_factory=list)
     """Well-known crawlers only, by the names we keep."""
     other_bots: int = 0
     """Crawlers online that are not well known: counted, never named."""
@@ -226,7 +226,7 @@ def online_roster(
     if not gate.shows_names(nameable):
         return Roster(**figures, shows_names=False)
     known = [
-        Seen(name, as_datetime(seen)) for name, seen in snapshot.bots if is_known(name)
+        Named(name, as_datetime(seen)) for name, seen in snapshot.bots if is_known(name)
     ]
     if listed is None:
         listed = users_in_order(

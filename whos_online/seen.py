@@ -2,7 +2,7 @@
 and the guard, and whether the guard spares the request a record.
 
 Every request reads them, guarded or not, so the verdict on each guard
-cookie is remembered by the process (see :func:`judge`); a
+cookie is remembered by the process (see :func:`verdict_on`); a
 :class:`~whos_online.visitors.Visit` is made only when a record is due.
 """
 
@@ -20,7 +20,7 @@ from whos_online.state import NEVER, BoundedMemo
 from whos_online.store import Store
 
 
-class Seen:
+class Cookies:
     """What the request's cookies say, read with nothing else: the session
     key the browser holds (or will hold after this response), the guard if
     it was issued to this session (and, for a guest, this client address),
@@ -32,7 +32,7 @@ class Seen:
     work it wraps.
     """
 
-    __slots__ = ("guard", "session_key", "spares", "store")
+    __slots__ = ("guard", "session_key", "guarded", "store")
 
     def __init__(self, request: HttpRequest, store: Store) -> None:
         config = store.config
@@ -49,7 +49,7 @@ class Seen:
         """The store read with, which the rooms after the view ask too."""
         self.session_key = session_key
         if not raw:
-            self.guard, self.spares = None, False
+            self.guard, self.guarded = None, False
             return
         memo = store.state.guards
         verdict = memo.get(raw)
@@ -58,16 +58,16 @@ class Seen:
             or verdict.session_key != session_key
             or not same_sources(verdict.sources, request.META, config)
         ):
-            verdict = judge(request, config, memo, raw, session_key)
+            verdict = verdict_on(request, config, memo, raw, session_key)
         self.guard = found = verdict.guard
         if found is None:
-            self.spares = False
+            self.guarded = False
             return
         now = time.monotonic()
         if now >= verdict.deadline:  # learnt too long ago, or run out
             clock = store.state.clock
-            verdict.deadline = clock.deadline(found.generation, found.expires)
-        self.spares = now < verdict.deadline
+            verdict.deadline = clock.deadline(found.data_label, found.expires)
+        self.guarded = now < verdict.deadline
 
     def moved(self, request: HttpRequest) -> bool:
         """Whether a user's page view (after it answered 2xx) has a location
@@ -81,7 +81,7 @@ class Seen:
 
 class Verdict:
     """What a guard cookie was found to be, and for what: the session key
-    and, for a guest, the sources of the address (see :func:`judge`)."""
+    and, for a guest, the sources of the address (see :func:`verdict_on`)."""
 
     __slots__ = ("deadline", "guard", "session_key", "sources")
 
@@ -98,7 +98,7 @@ class Verdict:
         looks again."""
 
 
-def judge(
+def verdict_on(
     request: HttpRequest,
     config: Config,
     memo: BoundedMemo[str, Verdict],
@@ -113,7 +113,7 @@ def judge(
 
     Only a guard we issued is kept: anyone can send cookies, and a stranger's
     must not push out what the process keeps for the visitors it guards."""
-    found = guard.read(config, raw, session_key, lambda: binding(request, config))
+    found = guard.read(config, raw, session_key, lambda: guard_address(request, config))
     sources = address_sources(request.META, config) if guard.is_guests(raw) else None
     verdict = Verdict(session_key, sources, found)
     return verdict if found is None else memo.put(raw, verdict)
@@ -157,7 +157,7 @@ def session_changed(request: HttpRequest, session_key: str) -> bool:
     )
 
 
-def binding(request: HttpRequest, config: Config) -> str:
+def guard_address(request: HttpRequest, config: Config) -> str:
     """What a guest's guard is bound to: the client's address (whatever the
     client wrote into the headers besides does not matter); a guest whose
     address changes is recorded again. Without proxies it is the socket's

@@ -81,8 +81,8 @@ class StaffOverview(roster.Windowed):
     available: bool = False
     now: datetime | None = None
     users: list[roster.OnlineUser] = field(default_factory=list)
-    guests: list[roster.Seen] = field(default_factory=list)
-    bots: list[roster.Seen] = field(default_factory=list)
+    guests: list[roster.Named] = field(default_factory=list)
+    bots: list[roster.Named] = field(default_factory=list)
     rooms: list[str] = field(default_factory=list)
     room_count: int = 0
     counts: Counts = field(default_factory=Counts)
@@ -125,11 +125,11 @@ def staff_overview(
         now=roster.as_datetime(snapshot.now),
         users=_staff_users(snapshot, chosen, admin_site),
         guests=[
-            roster.Seen(address, roster.as_datetime(seen))
+            roster.Named(address, roster.as_datetime(seen))
             for address, seen in snapshot.guests
         ],
         bots=[
-            roster.Seen(name, roster.as_datetime(seen)) for name, seen in snapshot.bots
+            roster.Named(name, roster.as_datetime(seen)) for name, seen in snapshot.bots
         ],
         rooms=rooms[::-1][: max(limit, 0)],
         room_count=len(rooms),

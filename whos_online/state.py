@@ -36,7 +36,7 @@ class ServerClock:
 
     Guards are stamped and checked by Redis' clock, so web servers whose
     clocks disagree agree on when a guard runs out; and a guard names the
-    generation of the data it vouches for (its *label*: the generation, led
+    generation of the data it holds_until for (its *label*: the generation, led
     by the shard's number when there are several shards), so after Redis
     loses a shard's data the guards of that shard are void within
     ``CLOCK_REFRESH_SECONDS``, and at once when this process learns it
@@ -80,14 +80,14 @@ class ServerClock:
         """Redis' time now, as well as this process knows it."""
         return time.monotonic() + self.offset
 
-    def vouches(self, label: str, server_time: float) -> bool:
+    def holds_until(self, label: str, server_time: float) -> bool:
         """Whether the data ``label`` names is still there and Redis' time is
         not yet ``server_time``, by what this process learnt lately (``False``
         when that was too long ago to trust)."""
         return time.monotonic() < self.deadline(label, server_time)
 
     def deadline(self, label: str, server_time: float) -> float:
-        """Until when, on the monotonic clock, :meth:`vouches` holds by what
+        """Until when, on the monotonic clock, :meth:`holds_until` holds by what
         this process knows now: at most ``CLOCK_REFRESH_SECONDS`` after it
         last heard from Redis, so a deadline kept for that long is as good
         as asking again (but for a new generation: see ``on_new_generation``,
@@ -95,7 +95,7 @@ class ServerClock:
         return min(self._trusted.get(label, NEVER), server_time - self.offset)
 
     def stale_shard(self, label: str) -> int | None:
-        """The shard a guard of ``label`` vouches for, if it is time to ask
+        """The shard a guard of ``label`` holds_until for, if it is time to ask
         Redis about it again; ``None`` if what this process knows is recent
         (or the label names no shard of ours)."""
         shard = self._shard_of(label)

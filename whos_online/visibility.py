@@ -45,12 +45,6 @@ def is_invisible(user: Any) -> bool:
     return str(user.pk) in choices_among([user.pk]).invisible
 
 
-def hides_last_seen(user: Any) -> bool:
-    """Whether ``user`` chose to hide when they were last seen (one query);
-    ``True`` when the database cannot say."""
-    return str(user.pk) in choices_among([user.pk]).hide_last_seen
-
-
 def choices_among(pks: Iterable[object]) -> Choices:
     """What the users ``pks`` chose (one query; none for no users); every
     choice that hides, for all of them, when the database cannot say."""

@@ -3,7 +3,7 @@
 A :class:`Visit` is made for a request whose guard does not hold (kept on
 the request's :class:`~whos_online.page.Page`, where rooms and views find
 it through :func:`~whos_online.page.visit_of`), from what the
-middleware read of the cookies (:class:`~whos_online.seen.Seen`). It
+middleware read of the cookies (:class:`~whos_online.seen.Cookies`). It
 resolves the :class:`Visitor` (kind, stored member, user, address) and record
 them, before the view runs, so the page being rendered already counts its
 own visitor. After the view, a session that changed hands (a login, a
@@ -23,18 +23,11 @@ from whos_online.addresses import client_address
 from whos_online.bots import bot_name
 from whos_online.conf import Config
 from whos_online.privacy import daily_key, stored_address
-from whos_online.seen import Seen, binding, mark_of, session_changed
+from whos_online.seen import Cookies, guard_address, mark_of, session_changed
 from whos_online.store import Kind, Sighting, Stamp, Store, get_store
 
 # What a heartbeat did: see Visit.heartbeat.
 Heartbeat = Literal["refused", "fresh", "recorded", "failed"]
-
-
-class Unresolved:
-    """The visitor has not been worked out yet (``None`` means nobody)."""
-
-
-UNRESOLVED = Unresolved()
 
 
 @dataclass(frozen=True)
@@ -60,24 +53,23 @@ class Visit:
 
     Made when a record is due, or when rooms, views or a login need the
     visitor: a guarded request makes none (the middleware reads the cookies
-    into a :class:`Seen` and stops there).
+    into a :class:`Cookies` and stops there).
     """
 
     stamp: Stamp | None = None
     """What Redis said when the visitor was recorded by this request."""
     recorded: Visitor | None = None
-    _visitor: Visitor | None | Unresolved
 
     def __init__(
         self,
         request: HttpRequest,
         store: Store | None = None,
-        seen: Seen | None = None,
+        seen: Cookies | None = None,
     ) -> None:
         self.request = request
         self.store = store = store or get_store()
         self.config = store.config
-        seen = seen or Seen(request, store)
+        seen = seen or Cookies(request, store)
         self.session_key, self.guard = seen.session_key, seen.guard
         self.where = "" if seen.guard is None else seen.guard.where
         """The mark of the user's location as last written, as far as
@@ -85,7 +77,6 @@ class Visit:
         self.rooms = "" if seen.guard is None else seen.guard.rooms
         """The mark of the rooms the visitor was last recorded in, as far as
         this browser knows."""
-        self._visitor = UNRESOLVED
 
     @property
     def is_guarded(self) -> bool:
@@ -101,7 +92,7 @@ class Visit:
             self.request.META, config.proxy_count, config.trusted_networks
         )
 
-    @property
+    @functools.cached_property
     def visitor(self) -> Visitor | None:
         """The visitor, or ``None`` for a guest without a usable address;
         worked out on first use.
@@ -109,9 +100,7 @@ class Visit:
         A user is who the session says, never who a cookie names: cookies
         kept from a session since logged out must not bring its user back.
         """
-        if isinstance(self._visitor, Unresolved):
-            self._visitor = self._resolve()
-        return self._visitor
+        return self._resolve()
 
     def _resolve(self) -> Visitor | None:
         user = getattr(self.request, "user", None)
@@ -129,8 +118,13 @@ class Visit:
 
     def _hides(self, user: Any) -> bool:
         """Whether the user is hidden: by the site's rule, or by their own
-        choice, read from the database (one query), whatever Redis holds."""
+        choice, read from the database (one query) whenever they are
+        recorded, whatever Redis holds. While their guard holds (a room page,
+        a beacon), the guard says what their last record read, at most a
+        guard period ago; every output checks the database meanwhile."""
         config = self.config
+        if self.is_guarded and self.guard is not None:
+            return self.guard.is_hidden
         return is_hidden(user, config) or (
             config.allow_invisible and visibility.is_invisible(user)
         )
@@ -170,10 +164,10 @@ class Visit:
         was_user = before is not None and before.user_pk is not None
         if before is None and self.guard is not None:
             was_user = not self.guard.is_guests
-        self.session_key = Seen(self.request, self.store).session_key
+        self.session_key = Cookies(self.request, self.store).session_key
         # A new identity: where it is stored, and in which rooms, is not known.
         self.where = self.rooms = ""
-        self._visitor = after = self._resolve()
+        self.visitor = after = self._resolve()
         self.stamp = self.recorded = None
         if after is None or not after.is_person:
             return
@@ -293,7 +287,7 @@ class Visit:
         if stamp is None or visitor is None or not visitor.is_person:
             return
         hidden = visitor.kind == "hidden"
-        self._issue(response, visitor.kind, stamp.now, stamp.generation, hidden)
+        self._issue(response, visitor.kind, stamp.now, stamp.data_label, hidden)
 
     def note_rooms(self, rooms: str, response: HttpResponseBase) -> None:
         """The visitor was just recorded in the rooms ``rooms`` marks: their
@@ -306,7 +300,7 @@ class Visit:
             assert found is not None
             issued = found.expires - self.config.guard_seconds
             self._issue(
-                response, visitor.kind, issued, found.generation, found.is_hidden
+                response, visitor.kind, issued, found.data_label, found.is_hidden
             )
 
     def _issue(
@@ -321,7 +315,7 @@ class Visit:
             self.config,
             response,
             session_key=self.session_key,
-            guest_address=binding(self.request, self.config)
+            guest_address=guard_address(self.request, self.config)
             if kind == "guests"
             else None,
             where=self.where,

@@ -39,7 +39,66 @@ class Shard:
     tag: str
 
     def key(self, name: str) -> str:
+        """The key ``name`` of this shard; the named methods below are the
+        ones the store uses (docs/data-model.md describes each)."""
         return f"{{{self.tag}}}:{name}"
+
+    def start(self) -> str:
+        """The start of every key of this shard, for a script that names
+        keys of a room or a user it is told of (same hash tag, same slot)."""
+        return self.key("")
+
+    def members(self, kind: Kind) -> str:
+        """The sorted set of the members of ``kind`` online: last seen."""
+        return self.key(kind)
+
+    def meta(self) -> str:
+        """The hash whose ``generation`` changes when Redis loses its data."""
+        return self.key("meta")
+
+    def tick(self, minute: int) -> str:
+        """Set by the shard's first record of ``minute``."""
+        return self.key(f"tick:{minute}")
+
+    def estimate(self, kind: Kind) -> str:
+        """The HyperLogLog that counts a set of ``kind`` at its cap."""
+        return self.key(f"estimate:{kind}")
+
+    def history(self) -> str:
+        """The number online at each sampled minute of the day."""
+        return self.key("history")
+
+    def devices(self, pk: str) -> str:
+        """The sessions a user was recorded from (keyed hashes)."""
+        return self.key(f"devices:{pk}")
+
+    def where(self, pk: str) -> str:
+        """Where a user is: "label<TAB>path"."""
+        return self.key(f"where:{pk}")
+
+    def rooms_of(self, pk: str) -> str:
+        """The rooms a user is in: room name -> last visit."""
+        return self.key(f"rooms-of:{pk}")
+
+    def last_seen(self) -> str:
+        """When each user was last seen, kept beyond the window."""
+        return self.key("last-seen")
+
+    def rooms(self) -> str:
+        """The rooms index: room name -> last visit."""
+        return self.key("rooms")
+
+    def room_sizes(self) -> str:
+        """Room name -> how many members its sets hold."""
+        return self.key("room-sizes")
+
+    def room_members(self) -> str:
+        """How many members all rooms' sets hold together."""
+        return self.key("room-members")
+
+    def prune_scratch(self) -> str:
+        """Where prune copies the members online out of a mostly stale set."""
+        return self.key("prune-scratch")
 
     def room_key(self, room: str, kind: Kind) -> str:
         if not is_room_name(room):
@@ -65,9 +124,21 @@ class Layout:
         )
 
     def site_key(self, name: str) -> str:
-        """A key of the site as a whole (the record, the daily peaks); with
-        one shard, it shares the shard's tag."""
+        """A key of the site as a whole; with one shard, it shares the
+        shard's tag. The named methods below are the ones the store uses."""
         return f"{{{self.prefix}}}:{name}"
+
+    def record(self) -> str:
+        """The most ever online (``count``) and when (``at``)."""
+        return self.site_key("record")
+
+    def daily_peaks(self) -> str:
+        """Day -> the most online that day, 90 days kept."""
+        return self.site_key("daily-peaks")
+
+    def figures(self) -> str:
+        """Shard number -> its latest "minute:online:estimated"."""
+        return self.site_key("figures")
 
     def shard_of(self, member: str) -> Shard:
         """The shard ``member`` is kept in: a stable hash, the same in every

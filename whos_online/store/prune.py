@@ -9,9 +9,12 @@ from whos_online.store.results import Pruned
 from whos_online.store.scripts import Arg
 from whos_online.store.writes import decoded
 
-# One prune script removes at most this many members, or keeps at most this
-# many by copying them out of a mostly stale set, to keep Redis responsive.
+# One prune script removes at most this many members, to keep Redis
+# responsive; it keeps at most COPIED online by copying them out of a mostly
+# stale set, whose members Redis then frees in its background thread
+# (copying 25,000 takes about as long as removing 2,500 one by one).
 PRUNE_BATCH = 2_500
+COPIED = 25_000
 # Rooms pruned by one script.
 ROOMS_BATCH = 100
 
@@ -45,14 +48,14 @@ class Prune(StoreBase):
     def _prune_last_seen(self, shard: Shard) -> int:
         """Forget last-seen times older than ``WHOS_ONLINE_LAST_SEEN_DAYS``
         (the set holds at most ``WHOS_ONLINE_MAX_MEMBERS``: one command)."""
-        keys = [shard.key("last-seen")]
+        keys = [shard.last_seen()]
         args = [self.config.last_seen_kept]
         return int(scripts.run(self.client, "prune_last_seen", keys, args))
 
     def _prune_users(self, shard: Shard, kind: Kind) -> list[str]:
         """Remove the stale members of ``kind`` a batch at a time; which."""
-        keys = [shard.key(kind), shard.key("prune-scratch")]
-        args: list[Arg] = [self.config.window, PRUNE_BATCH, "0", "1"]
+        keys = [shard.members(kind), shard.prune_scratch()]
+        args: list[Arg] = [self.config.window, PRUNE_BATCH, "0", "1", COPIED]
         left: list[str] = []
         while True:
             batch = decoded(scripts.run(self.client, "prune", keys, args))
@@ -61,22 +64,23 @@ class Prune(StoreBase):
                 return left
 
     def _prune_set(self, shard: Shard, kind: Kind, *, dry_run: bool) -> int:
-        keys = [shard.key(kind), shard.key("prune-scratch")]
+        keys = [shard.members(kind), shard.prune_scratch()]
         window = self.config.window
         if dry_run:
-            return int(scripts.run(self.client, "prune", keys, [window, 0, "1", "0"]))
+            counting: list[Arg] = [window, 0, "1", "0", COPIED]
+            return int(scripts.run(self.client, "prune", keys, counting))
         removed = 0
         while True:
-            args: list[Arg] = [window, PRUNE_BATCH, "0", "0"]
+            args: list[Arg] = [window, PRUNE_BATCH, "0", "0", COPIED]
             batch = int(scripts.run(self.client, "prune", keys, args))
             removed += batch
             if batch != PRUNE_BATCH:
                 return removed
 
     def _prune_rooms(self, shard: Shard, *, dry_run: bool) -> dict[str, int]:
-        rooms = decoded(self.client.zrange(shard.key("rooms"), 0, -1))
+        rooms = decoded(self.client.zrange(shard.rooms(), 0, -1))
         removed: dict[str, int] = {"rooms": 0}
-        counters = [shard.key(name) for name in ("rooms", "room-sizes", "room-members")]
+        counters = [shard.rooms(), shard.room_sizes(), shard.room_members()]
         for start in range(0, len(rooms), ROOMS_BATCH):
             batch = rooms[start : start + ROOMS_BATCH]
             keys = counters + [

@@ -54,12 +54,12 @@ class Reads(StoreBase):
             Call("snapshot", self._snapshot_keys(shard, room, day), args, shard)
             for shard in self.shards
         ]
-        site = self.layout.site_key
+        site = self.layout
         figures: list[tuple[Arg, ...]] = []
         if room is None and not self.state.record_breaker.is_open:
             figures = [
-                ("HMGET", site("record"), "count", "at"),
-                ("HGET", site("daily-peaks"), day),
+                ("HMGET", site.record(), "count", "at"),
+                ("HGET", site.daily_peaks(), day),
             ]
         answered, replies = scripts.run_shards(
             self.client, calls, self.state.shard_breakers, figures
@@ -69,13 +69,13 @@ class Reads(StoreBase):
 
     def _snapshot_keys(self, shard: Shard, room: str | None, day: int) -> list[str]:
         if room is not None:
-            return [*(shard.room_key(room, kind) for kind in KINDS), shard.key("meta")]
+            return [*(shard.room_key(room, kind) for kind in KINDS), shard.meta()]
         return [
-            *(shard.key(kind) for kind in KINDS),
-            shard.key("meta"),
-            shard.key(""),
+            *(shard.members(kind) for kind in KINDS),
+            shard.meta(),
+            shard.start(),
             *(shard.day_key(day, name) for name in ("users", "guests", "logins")),
-            *(shard.key(f"estimate:{kind}") for kind in ESTIMATED),
+            *(shard.estimate(kind) for kind in ESTIMATED),
         ]
 
     def _part(self, shard: Shard, reply: Any) -> _Part:
@@ -175,7 +175,7 @@ class Reads(StoreBase):
         calls = [
             Call(
                 "last_seen",
-                [shard.key("users"), shard.key("hidden"), shard.key("last-seen")],
+                [shard.members("users"), shard.members("hidden"), shard.last_seen()],
                 chosen[start : start + BATCH],
                 shard,
             )
@@ -210,10 +210,8 @@ class Reads(StoreBase):
     def _history(self) -> History:
         """The staff page's charts: one round trip, at most 1440 fields per
         shard and 90."""
-        calls = [
-            Call("history", [shard.key("history")], [], shard) for shard in self.shards
-        ]
-        peaks_read = [("HGETALL", self.layout.site_key("daily-peaks"))]
+        calls = [Call("history", [shard.history()], [], shard) for shard in self.shards]
+        peaks_read = [("HGETALL", self.layout.daily_peaks())]
         answered, (peaks,) = scripts.run_shards(
             self.client, calls, self.state.shard_breakers, peaks_read
         )
@@ -251,7 +249,7 @@ class Reads(StoreBase):
     def _rooms(self) -> list[str]:
         """The rooms with anyone in them within the window."""
         calls = [
-            Call("rooms", [shard.key("rooms")], [self.config.window], shard)
+            Call("rooms", [shard.rooms()], [self.config.window], shard)
             for shard in self.shards
         ]
         found, _ = scripts.run_shards(self.client, calls, self.state.shard_breakers)

@@ -22,7 +22,7 @@ class Sighting:
     """The guest (stored form) who just logged in as this user."""
     last_recorded: float | None = None
     """When this member was last recorded, by Redis' clock, as the caller
-    knows it (a guard names it): a renewal it vouches for costs plain
+    knows it (a guard names it): a renewal it holds_until for costs plain
     commands instead of the record script."""
     logged_out: bool = False
     """Whether this guest just logged out: today's figures count them as the
@@ -68,7 +68,9 @@ class Stamp:
     online before)."""
 
     now: float
-    generation: str
+    data_label: str
+    """The label of the shard's data generation, as this process knows it
+    (``ServerClock.observe``): what a guard names, so it lapses with the data."""
     entered: bool
 
 

@@ -61,9 +61,9 @@ class Writes(StoreBase):
         is_user = kind in ("users", "hidden")
         minute = self.minute()
         keys = [
-            shard.key("users" if is_user else kind),
-            shard.key("meta"),
-            shard.key(f"tick:{minute}"),
+            shard.members("users" if is_user else kind),
+            shard.meta(),
+            shard.tick(minute),
         ]
         if kind != "bots":
             counted: Kind = "users" if is_user else "guests"
@@ -75,9 +75,9 @@ class Writes(StoreBase):
             keys.append(shard.day_key(self.today(), "logins"))
         if is_user:
             keys += [
-                shard.key("hidden"),
-                shard.key(f"devices:{member}"),
-                shard.key("last-seen"),
+                shard.members("hidden"),
+                shard.devices(member),
+                shard.last_seen(),
             ]
         args: list[Arg] = [
             kind,
@@ -104,7 +104,7 @@ class Writes(StoreBase):
             last is None
             or sighting.kind == "bots"  # no guard names a bot's record
             or sighting.left_guest
-            or not clock.vouches(label, math.inf)
+            or not clock.holds_until(label, math.inf)
         ):
             return None
         now = clock.now()
@@ -136,21 +136,21 @@ class Writes(StoreBase):
         is_user = kind != "guests"
         # A user whose choice changed since their last record is not in the
         # set of their kind: the ZADD XX fails, and the script moves them.
-        pipe.zadd(shard.key(kind), {member: now}, xx=True, gt=True, ch=True)
+        pipe.zadd(shard.members(kind), {member: now}, xx=True, gt=True, ch=True)
         if is_user and sighting.device:
             # The devices set keeps the expiry the script gave it: once it
             # lapses, the device is missing and the script records the user
             # again.
-            devices = shard.key(f"devices:{member}")
+            devices = shard.devices(member)
             pipe.zadd(devices, {sighting.device: now}, xx=True, gt=True, ch=True)
             pipe.zremrangebyscore(devices, "-inf", f"({now - window}")
         if kind != "hidden":  # the estimates count the visible sets only
             pipe.pfadd(shard.minute_key(kind, minute), member)
         if is_user and config.last_seen_kept:
             # Only a user the script put there: it keeps the set's cap.
-            pipe.zadd(shard.key("last-seen"), {member: now}, xx=True, gt=True)
+            pipe.zadd(shard.last_seen(), {member: now}, xx=True, gt=True)
         if asks_tick:
-            pipe.set(shard.key(f"tick:{minute}"), "1", nx=True, ex=120)
+            pipe.set(shard.tick(minute), "1", nx=True, ex=120)
         return pipe
 
     @staticmethod
@@ -167,7 +167,7 @@ class Writes(StoreBase):
 
     def _forget_guest(self, guest: str) -> list[Call]:
         shard = self.shard_of(guest)
-        keys = [shard.key("guests"), shard.day_key(self.today(), "logins")]
+        keys = [shard.members("guests"), shard.day_key(self.today(), "logins")]
         return [Call("forget_guest", keys, [guest, self.config.max_members], shard)]
 
     def _tick(self, shard: Shard, minute: int) -> None:
@@ -176,17 +176,17 @@ class Writes(StoreBase):
         span = max(config.window // 60, 1)
         closed = range(minute - span, minute)
         keys = [
-            *(shard.key(kind) for kind in ("users", "hidden", "guests")),
-            shard.key("history"),
-            shard.key("estimate:users"),
-            shard.key("estimate:guests"),
+            *(shard.members(kind) for kind in ("users", "hidden", "guests")),
+            shard.history(),
+            shard.estimate("users"),
+            shard.estimate("guests"),
             *(shard.minute_key("users", m) for m in closed),
             *(shard.minute_key("guests", m) for m in closed),
         ]
         args = [config.window, config.max_members, minute, span]
         online, estimated = scripts.run(self.client, "tick", keys, args)
         site = self.layout
-        keys = [site.site_key(name) for name in ("record", "daily-peaks", "figures")]
+        keys = [site.record(), site.daily_peaks(), site.figures()]
         args = [shard.index, minute, online, estimated, minute // 1440]
         breaker = self.state.record_breaker
         if breaker.is_open:
@@ -212,14 +212,14 @@ class Writes(StoreBase):
         config, shard = self.config, self.shard_of(member)
         is_user = kind in ("users", "hidden")
         keys = [
-            shard.key("rooms"),
-            shard.key("room-sizes"),
-            shard.key("room-members"),
-            shard.key(""),
+            shard.rooms(),
+            shard.room_sizes(),
+            shard.room_members(),
+            shard.start(),
             shard.room_key(room, "users" if is_user else kind),
         ]
         if is_user:
-            keys += [shard.room_key(room, "hidden"), shard.key(f"rooms-of:{member}")]
+            keys += [shard.room_key(room, "hidden"), shard.rooms_of(member)]
         args: list[Arg] = [
             kind,
             member,
@@ -235,7 +235,7 @@ class Writes(StoreBase):
     def set_location(self, pk: str, location: str) -> bool:
         """Keep where the user ``pk`` is ("label<TAB>path") for the window;
         ``False`` if Redis failed."""
-        key = self.shard_of(pk).key(f"where:{pk}")
+        key = self.shard_of(pk).where(pk)
         window = self.config.window
         return self.or_default(
             lambda: bool(self.client.set(key, location, ex=window)),
@@ -255,14 +255,14 @@ class Writes(StoreBase):
     def _log_out(self, pk: str, device: str) -> LoggedOut:
         shard = self.shard_of(pk)
         keys = [
-            shard.key("users"),
-            shard.key("hidden"),
-            shard.key(f"devices:{pk}"),
-            shard.key(f"rooms-of:{pk}"),
-            shard.key(f"where:{pk}"),
-            shard.key("room-sizes"),
-            shard.key("room-members"),
-            shard.key(""),
+            shard.members("users"),
+            shard.members("hidden"),
+            shard.devices(pk),
+            shard.rooms_of(pk),
+            shard.where(pk),
+            shard.room_sizes(),
+            shard.room_members(),
+            shard.start(),
         ]
         args: list[Arg] = [pk, device, self.config.guard_seconds]
         was_hidden = scripts.run(self.client, "log_out", keys, args)
@@ -281,7 +281,7 @@ class Writes(StoreBase):
 
     def _set_invisible(self, pk: str, invisible: bool) -> bool:
         shard = self.shard_of(pk)
-        keys = [shard.key(name) for name in ("users", "hidden", f"rooms-of:{pk}")]
+        keys = [shard.members("users"), shard.members("hidden"), shard.rooms_of(pk)]
         args: list[Arg] = [pk, "1" if invisible else "0", self.config.window]
         rooms = scripts.run(self.client, "visibility", keys, args)
         if rooms:
@@ -291,7 +291,7 @@ class Writes(StoreBase):
     def _move_in_rooms_of(self, shard: Shard, pk: str, hidden: bool) -> None:
         """Move the user ``pk`` to the hidden set of each room they are in
         (``hidden``) or back: one round trip, three if in rooms."""
-        rooms = decoded(self.client.zrange(shard.key(f"rooms-of:{pk}"), 0, -1))
+        rooms = decoded(self.client.zrange(shard.rooms_of(pk), 0, -1))
         if rooms:
             self._move_in_rooms(shard, pk, rooms, hidden=hidden)
 
@@ -329,14 +329,14 @@ class Writes(StoreBase):
             self.sync_clock(stale)
 
     def _sync_clock(self, chosen: tuple[Shard, ...]) -> None:
-        calls = [Call("clock", [one.key("meta")], [], one) for one in chosen]
+        calls = [Call("clock", [one.meta()], [], one) for one in chosen]
         answered, _ = scripts.run_shards(self.client, calls, self.state.shard_breakers)
         for call, (now, generation) in answered:
             self.state.clock.observe(float(now), generation.decode(), call.shard.index)
 
     def reset_most_ever_online(self) -> bool:
         """Forget the record; whether there was one."""
-        return bool(self.client.delete(self.layout.site_key("record")))
+        return bool(self.client.delete(self.layout.record()))
 
 
 def decoded(names: Any) -> list[str]:

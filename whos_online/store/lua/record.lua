@@ -46,32 +46,42 @@
 -- and tick (1 if this is the shard's first record of the minute: the caller
 -- runs tick.lua).
 
+local kind, member = ARGV[1], ARGV[2]
+local window, most_members, device = tonumber(ARGV[3]), tonumber(ARGV[4]), ARGV[5]
+local last_seen_kept, logged_out = ARGV[6], ARGV[7] == '1'
+local is_user = kind == 'users' or kind == 'hidden'
+local kind_set, meta, tick_key, seen_this_minute, today = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
+local logins, hidden_set, devices, last_seen
+if is_user then
+  hidden_set, devices, last_seen = KEYS[6], KEYS[7], KEYS[8]
+elseif kind == 'guests' then
+  logins = KEYS[6]
+end
+
 local t = redis.call('TIME')
 local micros = string.format('%06d', tonumber(t[2]))
 local now = t[1] .. '.' .. micros
-local since = (tonumber(t[1]) - tonumber(ARGV[3])) .. '.' .. micros
-local kind, member = ARGV[1], ARGV[2]
-local is_user = kind == 'users' or kind == 'hidden'
+local since = (tonumber(t[1]) - window) .. '.' .. micros
 
-local target, other = KEYS[1], nil
+local target, other = kind_set, nil
 if kind == 'users' then
-  other = KEYS[6]
+  other = hidden_set
 elseif kind == 'hidden' then
-  target, other = KEYS[6], KEYS[1]
+  target, other = hidden_set, kind_set
 end
 
 local last = redis.call('ZSCORE', target, member)
 
-local generation = redis.call('HGET', KEYS[2], 'generation')
+local generation = redis.call('HGET', meta, 'generation')
 if not generation then
   generation = t[1] .. micros
-  redis.call('HSET', KEYS[2], 'generation', generation)
+  redis.call('HSET', meta, 'generation', generation)
 end
-local tick = redis.call('SET', KEYS[3], '1', 'NX', 'EX', 120) and 1 or 0
+local tick = redis.call('SET', tick_key, '1', 'NX', 'EX', 120) and 1 or 0
 
 local room = true
 if not last then
-  if redis.call('ZCARD', target) >= tonumber(ARGV[4]) then
+  if redis.call('ZCARD', target) >= most_members then
     local stale = redis.call('ZCOUNT', target, '-inf', '(' .. since)
     if stale > 0 then
       redis.call('ZREMRANGEBYRANK', target, 0, math.min(stale, 100) - 1)
@@ -88,51 +98,50 @@ if room then
     moved = redis.call('ZREM', other, member)
   end
   redis.call('ZADD', target, now, member)
-  redis.call('EXPIRE', target, ARGV[3])
+  redis.call('EXPIRE', target, window)
 end
 
 if kind ~= 'bots' then
-  if target == KEYS[1] and redis.call('PFADD', KEYS[4], member) == 1 then
-    redis.call('EXPIRE', KEYS[4], tonumber(ARGV[3]) + 120)
+  -- The estimates count the visible sets only.
+  if target == kind_set and redis.call('PFADD', seen_this_minute, member) == 1 then
+    redis.call('EXPIRE', seen_this_minute, window + 120)
   end
   -- Today's visitors change only when someone comes online, or is seen for
   -- the first time since midnight.
   local midnight = tonumber(t[1]) - tonumber(t[1]) % 86400
   if room and (entered or tonumber(last) < midnight) then
     if not is_user then
-      redis.call('PFADD', KEYS[5], member)
-      redis.call('EXPIRE', KEYS[5], 172800)
-      if ARGV[7] == '1' then
-        if redis.call('SCARD', KEYS[6]) < tonumber(ARGV[4]) then
-          redis.call('SADD', KEYS[6], member)
-          redis.call('EXPIRE', KEYS[6], 172800)
-        end
-      else
-        redis.call('SREM', KEYS[6], member)
+      redis.call('PFADD', today, member)
+      redis.call('EXPIRE', today, 172800)
+      if not logged_out then
+        redis.call('SREM', logins, member)
+      elseif redis.call('SCARD', logins) < most_members then
+        redis.call('SADD', logins, member)
+        redis.call('EXPIRE', logins, 172800)
       end
-    elseif kind == 'users' and redis.call('SCARD', KEYS[5]) < tonumber(ARGV[4]) then
+    elseif kind == 'users' and redis.call('SCARD', today) < most_members then
       -- A hidden user is not a visitor anyone is told of.
-      redis.call('SADD', KEYS[5], member)
-      redis.call('EXPIRE', KEYS[5], 172800)
+      redis.call('SADD', today, member)
+      redis.call('EXPIRE', today, 172800)
     end
   end
 end
 
-if is_user and room and ARGV[5] ~= '' then
+if is_user and room and device ~= '' then
   -- Devices not seen within the window leave, and a user keeps at most 5,
   -- so memory and logging out stay bounded.
-  if redis.call('ZADD', KEYS[7], now, ARGV[5]) == 1 then
-    redis.call('ZREMRANGEBYRANK', KEYS[7], 0, -6)
+  if redis.call('ZADD', devices, now, device) == 1 then
+    redis.call('ZREMRANGEBYRANK', devices, 0, -6)
   end
-  redis.call('ZREMRANGEBYSCORE', KEYS[7], '-inf', '(' .. since)
-  redis.call('EXPIRE', KEYS[7], ARGV[3])
+  redis.call('ZREMRANGEBYSCORE', devices, '-inf', '(' .. since)
+  redis.call('EXPIRE', devices, window)
 end
-if is_user and room and ARGV[6] ~= '0' then
+if is_user and room and last_seen_kept ~= '0' then
   -- A user new to the last-seen set at its cap takes the oldest's place.
-  if redis.call('ZADD', KEYS[8], now, member) == 1
-      and redis.call('ZCARD', KEYS[8]) > tonumber(ARGV[4]) then
-    redis.call('ZREMRANGEBYRANK', KEYS[8], 0, 0)
+  if redis.call('ZADD', last_seen, now, member) == 1
+      and redis.call('ZCARD', last_seen) > most_members then
+    redis.call('ZREMRANGEBYRANK', last_seen, 0, 0)
   end
-  redis.call('EXPIRE', KEYS[8], ARGV[6])
+  redis.call('EXPIRE', last_seen, last_seen_kept)
 end
 return table.concat({now, generation, entered and 1 or 0, moved, tick}, ' ')
