@@ -1,7 +1,5 @@
 from __future__ import annotations
 
-import functools
-import hashlib
 import os
 import time
 import uuid
@@ -16,33 +14,12 @@ from django_redis import get_redis_connection
 from fakeredis import _helpers as fakeredis_helpers
 from fakeredis._socket import _base as fakeredis_socket
 from fakeredis.commands_mixins import server_mixin as fakeredis_server
-from fakeredis.commands_mixins.scripting_mixin import ScriptingCommandsMixin
 from pytest_django.fixtures import Settings as SettingsWrapper
 from redis import Redis
 from redis.client import Pipeline
 
 from tests import presence
 from whos_online.store import get_store, scripts
-
-
-def _eval_with_flags(eval_script: Any) -> Any:
-    """fakeredis' EVAL, taught Redis 7's first line of script flags
-    (``#!lua flags=no-writes``): the line is left out, and the script kept
-    by the SHA of its whole text, as Redis does."""
-
-    @functools.wraps(eval_script)
-    def eval_with_flags(self: Any, script: bytes, *args: Any) -> Any:
-        if not script.startswith(b"#!lua"):
-            return eval_script(self, script, *args)
-        sha = hashlib.sha1(script).hexdigest().encode()
-        self._server.script_cache[sha] = script
-        body = b"\n" + script.partition(b"\n")[2]  # the same line numbers
-        return eval_script(self, body, *args)
-
-    return eval_with_flags
-
-
-ScriptingCommandsMixin.eval = _eval_with_flags(ScriptingCommandsMixin.eval)  # type: ignore[method-assign]
 
 
 @pytest.fixture(autouse=True)

@@ -134,3 +134,16 @@ def test_visitors_today_are_never_fewer_than_the_most_online_today(
     today = Client().get("/whos-online/online.json").json()
     assert today["today"]["most_online"] >= today["counts"]["people"]
     assert today["today"]["visitors"] >= today["today"]["most_online"] == 3
+
+
+def test_the_most_online_never_falls_back_when_someone_leaves_before_the_next_minute(
+    alice: User, bob: User
+) -> None:
+    """Two online at once, between two minutes' figures; one turns invisible
+    before the next: the most ever and the most today still say two."""
+    presence.record_user(alice.pk)  # the minute's first record: its figures say 1
+    presence.record_user(bob.pk)  # two online now
+    presence.set_invisible(str(bob.pk), True)
+    snapshot = presence.snapshot(0)
+    assert snapshot.record is not None and snapshot.record[0] == 2
+    assert snapshot.today.most_online == 2

@@ -8,9 +8,10 @@ import re
 from collections.abc import Callable, Iterator
 
 import pytest
+from asgiref.sync import async_to_sync
 from django.contrib.auth.models import User
 from django.core.cache import cache
-from django.test import Client
+from django.test import AsyncClient, Client
 from pytest_django.fixtures import Settings as SettingsWrapper
 
 from tests import hiding, presence
@@ -325,3 +326,12 @@ def test_a_hidden_user_counts_as_the_site_chose(
     rule(subject, settings)
     counts = Client().get("/whos-online/online.json").json()["counts"]
     assert (counts["users"], counts["hidden"]) == (users, hidden)
+
+
+def test_a_page_showing_a_staff_members_view_is_private_over_asgi(
+    subject: User, django_user_model: type[User]
+) -> None:
+    staff = AsyncClient()
+    staff.force_login(django_user_model.objects.create_user("s", is_staff=True))
+    response = async_to_sync(staff.get)(f"/every-output/{SUBJECT}/")
+    assert "private" in response["Cache-Control"]

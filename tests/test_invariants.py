@@ -109,12 +109,12 @@ def test_a_flood_past_the_cap_never_raises_the_most_ever_online(
     clock.advance(60)
     presence.record_guest("192.0.2.1")  # the minute's figures: 2 online
     for n in range(50):
-        presence.record_guest(f"2001:db8::{n:x}")
+        presence.record_guest(f"198.51.100.{n}")  # 2 more counted, then the cap
     clock.advance(60)
     presence.record_guest("192.0.2.1")  # the next minute's: an estimate
     record = presence.most_ever_online()
-    assert record is not None and record[0] == 2
-    assert presence.snapshot(0).today.most_online == 2
+    assert record is not None and record[0] == 4  # counted, never estimated
+    assert presence.snapshot(0).today.most_online == 4
 
 
 def test_a_flood_of_room_visits_never_pushes_anyone_out_of_a_room(

@@ -233,3 +233,13 @@ def test_ci_installs_every_python_the_matrix_tests() -> None:
     found = re.search(r"python-version: \|\n((?:\s+3\.\d+\n)+)", read(CI))
     assert found is not None
     assert sorted(found.group(1).split()) == sorted(pythons_in_matrix())
+
+
+def test_every_script_opens_with_its_contract_and_no_flags() -> None:
+    """A first line of script flags (``#!lua flags=no-writes``) is refused
+    by Redis 6.2, which we support, and by fakeredis, which sites test with:
+    every script opens with the comment naming its keys, arguments and reply."""
+    scripts = sorted(Path(ROOT, "whos_online", "store", "lua").glob("*.lua"))
+    assert scripts
+    for script in scripts:
+        assert script.read_text().startswith("-- "), script.name

@@ -65,7 +65,9 @@ class WhosOnlineMiddleware:
         if after_view_needed(request, response, seen, visit):
             after_view(visit_of(request, seen), response)
         record_page_rooms(request, response, seen)
-        keep_private(request, response)
+        made = getattr(request, page.ATTRIBUTE, None)
+        if made is not None and made.personal:
+            keep_private(response)
         return response
 
     async def __acall__(self, request: HttpRequest) -> HttpResponseBase:
@@ -85,7 +87,9 @@ class WhosOnlineMiddleware:
             await sync_to_async(after_view)(visit_of(request, seen), response)
         if rooms_of_page(request):
             await sync_to_async(record_page_rooms)(request, response, seen)
-        keep_private(request, response)
+        made = getattr(request, page.ATTRIBUTE, None)
+        if made is not None and made.personal:
+            keep_private(response)
         return response
 
 
@@ -110,7 +114,8 @@ def after_view_needed(
         visit is not None
         and visit.stamp is not None
         or session_changed(request, seen.session_key)
-        or answered(response)
+        or seen.may_move
+        and 200 <= response.status_code < 300
         and seen.moved(request)
     )
 
@@ -136,14 +141,12 @@ def after_view(visit: Visit, response: HttpResponseBase) -> None:
         visit.record_location(response)
 
 
-def keep_private(request: HttpRequest, response: HttpResponseBase) -> None:
+def keep_private(response: HttpResponseBase) -> None:
     """A page that showed anything made for its viewer alone (a staff
     member's hidden users, names only logged-in users may see) is no page
     for a shared cache to keep."""
-    made = page.made_for(request)
-    if made is not None and made.personal:
-        patch_vary_headers(response, ["Cookie"])
-        patch_cache_control(response, private=True)
+    patch_vary_headers(response, ["Cookie"])
+    patch_cache_control(response, private=True)
 
 
 def answered(response: HttpResponseBase) -> bool:

@@ -133,7 +133,7 @@ def record_page_rooms(
     if not 200 <= response.status_code < 300:
         return
     room, mark = room_of_path(request, seen.store)
-    made = page.made_for(request)
+    made = getattr(request, page.ATTRIBUTE, None)
     if made is not None and made.named_rooms:  # rooms named by the templates too
         mark = rooms_mark(rooms_of_page(request))
     elif room is None:

@@ -32,7 +32,7 @@ class Cookies:
     work it wraps.
     """
 
-    __slots__ = ("guard", "session_key", "guarded", "store")
+    __slots__ = ("guard", "may_move", "session_key", "guarded", "store")
 
     def __init__(self, request: HttpRequest, store: Store) -> None:
         config = store.config
@@ -48,6 +48,9 @@ class Cookies:
         self.store = store
         """The store read with, which the rooms after the view ask too."""
         self.session_key = session_key
+        self.may_move = False
+        """Whether this is a user's GET page view, whose location is checked
+        after a 2xx (:meth:`moved`)."""
         if not raw:
             self.guard, self.guarded = None, False
             return
@@ -63,6 +66,7 @@ class Cookies:
         if found is None:
             self.guarded = False
             return
+        self.may_move = not found.is_guests and request.method == "GET"
         now = time.monotonic()
         if now >= verdict.deadline:  # learnt too long ago, or run out
             clock = store.state.clock
@@ -70,11 +74,11 @@ class Cookies:
         self.guarded = now < verdict.deadline
 
     def moved(self, request: HttpRequest) -> bool:
-        """Whether a user's page view (after it answered 2xx) has a location
-        other than the one their guard knows was last written."""
+        """Whether a user's page view (``may_move``), after it answered 2xx,
+        has a location other than the one their guard knows was last
+        written."""
         found = self.guard
-        if found is None or found.is_guests or request.method != "GET":
-            return False
+        assert found is not None and self.may_move
         label = locations.label_of(request, self.store.state.locations)
         return bool(label) and guard.mark(label) != found.where
 

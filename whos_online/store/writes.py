@@ -41,9 +41,10 @@ class Writes(StoreBase):
             return renewed
         call = self.record_call(shard, sighting)
         if sighting.left_guest:
+            # The guest leaves first, so the login never counts them twice.
             reply = scripts.run_all(
-                self.client, [call, *self._forget_guest(sighting.left_guest)]
-            )[0]
+                self.client, [*self._forget_guest(sighting.left_guest), call]
+            )[-1]
         else:
             reply = scripts.run(self.client, call.script, call.keys, call.args)
         now, generation, *flags = reply.decode().split()
@@ -79,6 +80,12 @@ class Writes(StoreBase):
                 shard.devices(member),
                 shard.last_seen(),
             ]
+        day: Arg = ""
+        if len(self.shards) == 1 and kind != "bots":  # the site's keys share its tag
+            other: Kind = "guests" if is_user else "users"
+            site = self.layout
+            keys += [shard.members(other), site.record(), site.daily_peaks()]
+            day = self.today()
         args: list[Arg] = [
             kind,
             member,
@@ -87,6 +94,7 @@ class Writes(StoreBase):
             sighting.device,
             config.last_seen_kept,
             "1" if sighting.logged_out else "0",
+            day,
         ]
         return Call("record", keys, args, shard)
 

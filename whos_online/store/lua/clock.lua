@@ -1,4 +1,3 @@
-#!lua flags=no-writes
 -- The Redis server's time and the generation of a shard's presence data. It
 -- only reads: a missing generation (Redis lost the data) is '', which no
 -- guard names, and the next record sets a new one.

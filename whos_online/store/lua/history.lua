@@ -1,4 +1,3 @@
-#!lua flags=no-writes
 -- The samples of the past day (tick.lua), with the time.
 --
 -- KEYS[1]  the history hash (see tick.lua)

@@ -1,4 +1,3 @@
-#!lua flags=no-writes
 -- When users were last seen: within the window, visible or hidden, and
 -- beyond it, as the last-seen set keeps them.
 --

@@ -29,6 +29,11 @@
 -- ARGV[6]  how long KEYS[8] is kept, in seconds ('0': no last seen is kept)
 -- ARGV[7]  '1' for a guest who just logged out: they join today's logins
 --          (KEYS[6]), so today's figures count them as the user they were
+-- ARGV[8]  today, in days since the epoch, when the site has one shard;
+--          then the last three keys are the other visible set of people
+--          (guests for a user, users for a guest), the site's record and its
+--          daily peaks, which a newcomer raises at once (else '': tick.lua
+--          and raise.lua keep them, once a minute)
 --
 -- The caller says whether a user is hidden (the kind hidden): the database
 -- keeps their choice, Redis no copy of it. A member new to a set that is
@@ -48,10 +53,14 @@
 
 local kind, member = ARGV[1], ARGV[2]
 local window, most_members, device = tonumber(ARGV[3]), tonumber(ARGV[4]), ARGV[5]
-local last_seen_kept, logged_out = ARGV[6], ARGV[7] == '1'
+local last_seen_kept, logged_out, day = ARGV[6], ARGV[7] == '1', ARGV[8]
 local is_user = kind == 'users' or kind == 'hidden'
 local kind_set, meta, tick_key, seen_this_minute, today = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
 local logins, hidden_set, devices, last_seen
+local other_people, record, daily_peaks
+if day ~= '' then
+  other_people, record, daily_peaks = KEYS[#KEYS - 2], KEYS[#KEYS - 1], KEYS[#KEYS]
+end
 if is_user then
   hidden_set, devices, last_seen = KEYS[6], KEYS[7], KEYS[8]
 elseif kind == 'guests' then
@@ -124,6 +133,24 @@ if kind ~= 'bots' then
       redis.call('SADD', today, member)
       redis.call('EXPIRE', today, 172800)
     end
+  end
+end
+
+-- A newcomer raises the site's figures at once: a peak between two minutes'
+-- figures is kept, so the most online never falls back. Sets at their cap
+-- are left to the estimates, once a minute.
+if entered and day ~= '' and target == kind_set and kind ~= 'bots'
+    and redis.call('ZCARD', kind_set) < most_members
+    and redis.call('ZCARD', other_people) < most_members then
+  local online = redis.call('ZCOUNT', kind_set, since, '+inf')
+    + redis.call('ZCOUNT', other_people, since, '+inf')
+  -- A new day's first peak is raise.lua's, which forgets days past 90.
+  local peak = redis.call('HGET', daily_peaks, day)
+  if peak and online > tonumber(peak) then
+    redis.call('HSET', daily_peaks, day, online)
+  end
+  if online > tonumber(redis.call('HGET', record, 'count') or '0') then
+    redis.call('HSET', record, 'count', online, 'at', now)
   end
 end
 

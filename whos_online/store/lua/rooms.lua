@@ -1,4 +1,3 @@
-#!lua flags=no-writes
 -- The rooms anyone was in within the window.
 --
 -- KEYS[1]  the rooms index (see room.lua)
