@@ -29,16 +29,25 @@ help:
 	@echo "make bench         measure issue 19's figures beside their floors, write docs/benchmarks/"
 	@echo "make bench-smoke   the same code at small sizes, report to a scratch folder (CI)"
 
-$(BIN)/.installed: pyproject.toml requirements/lint.txt requirements/test.txt requirements/release.txt \
-		requirements/django52.txt requirements/common.txt
+$(BIN)/.venv-made:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
+	touch $@
+
+# The demo needs the package and the example project's embedded Redis only.
+$(BIN)/.demo-installed: pyproject.toml requirements/demo.txt | $(BIN)/.venv-made
+	$(BIN)/python -m pip install --quiet -r requirements/demo.txt -e .
+	touch $@
+
+# Everything else: the test tools, lint, and building the wheel.
+$(BIN)/.installed: pyproject.toml requirements/lint.txt requirements/test.txt requirements/release.txt \
+		requirements/django52.txt requirements/common.txt | $(BIN)/.venv-made
 	$(BIN)/python -m pip install --quiet -r requirements/lint.txt -e .
 	touch $@
 
 install: $(BIN)/.installed
 
-demo: install
+demo: $(BIN)/.demo-installed
 	cd example_project && ../$(BIN)/python manage.py migrate --verbosity 0
 	cd example_project && ../$(BIN)/python manage.py create_demo_users
 	cd example_project && ../$(BIN)/python manage.py runserver 127.0.0.1:$(PORT)

@@ -12,9 +12,10 @@ import nox
 nox.options.error_on_missing_interpreters = True
 
 # Each Django release on the Pythons it supports, from our floor of 3.10 up to
-# 3.13. The classifiers, requires-python and the Django floor in pyproject.toml,
-# the requirements/django*.txt files and the "Supported:" sentence in README.md
-# say the same (tests/test_docs.py holds them to it); change them together.
+# 3.13. The classifiers, requires-python's floor (it has no cap) and the Django
+# floor in pyproject.toml, the requirements/django*.txt files and the
+# "Supported:" sentence in README.md say the same (tests/test_repository.py
+# holds them to it); change them together.
 PYTHONS_BY_DJANGO = {
     "5.2": ["3.10", "3.11", "3.12", "3.13"],
     "6.0": ["3.12", "3.13"],

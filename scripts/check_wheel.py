@@ -19,8 +19,12 @@ REQUIRED = [
     "whos_online/management/commands/prune_online.py",
     "whos_online/static/whos_online/whos_online.css",
     "whos_online/migrations/0002_visibility.py",
-    # Every Lua script and every compiled catalog of the checkout.
-    *sorted(f"whos_online/lua/{p.name}" for p in PACKAGE.glob("lua/*.lua")),
+    # Every Lua script and every compiled catalog of the checkout, wherever
+    # in the package they are.
+    *sorted(
+        f"whos_online/{p.relative_to(PACKAGE).as_posix()}"
+        for p in PACKAGE.rglob("*.lua")
+    ),
     *sorted(
         f"whos_online/{p.relative_to(PACKAGE).as_posix()}"
         for p in PACKAGE.glob("locale/*/LC_MESSAGES/django.mo")
@@ -28,6 +32,8 @@ REQUIRED = [
 ]
 # The benchmark charts and raw results, and anything compiled.
 NOT_IN_SDIST = (".png", "results.json", ".pyc")
+# The repository's own folders: the sdist ships the package, its tests and docs.
+NOT_IN_SDIST_FOLDERS = ("example_project/", "benchmarks/", "scripts/")
 
 
 def wheel_problems(path: str) -> list[str]:
@@ -48,6 +54,7 @@ def sdist_problems(path: str) -> list[str]:
         f"should not be there: {name}"
         for name in sorted(names)
         if name.endswith(NOT_IN_SDIST)
+        or name.partition("/")[2].startswith(NOT_IN_SDIST_FOLDERS)
     ]
 
 
@@ -61,7 +68,7 @@ def main(paths: list[str]) -> int:
             )
         else:
             problems = sdist_problems(path)
-            passed = "no benchmark charts or results, nothing compiled"
+            passed = "no example project, benchmark charts or results, nothing compiled"
         for problem in problems:
             print(f"{path}: {problem}")
         if not problems:

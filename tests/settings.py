@@ -8,6 +8,7 @@ Each test writes under a key prefix of its own and deletes its keys after.
 from __future__ import annotations
 
 import os
+from pathlib import Path
 from typing import Any
 
 from fakeredis import FakeRedisConnection
@@ -51,7 +52,15 @@ TEMPLATES = [
                 "django.contrib.messages.context_processors.messages",
             ]
         },
-    }
+    },
+    # A site that renders its own pages with Jinja2 (tests/test_jinja2.py);
+    # the app's templates are Django's, found by the backend above.
+    {
+        "BACKEND": "django.template.backends.jinja2.Jinja2",
+        "DIRS": [Path(__file__).resolve().parent / "jinja2"],
+        "APP_DIRS": False,
+        "OPTIONS": {"extensions": ["whos_online.jinja2.WhosOnlineExtension"]},
+    },
 ]
 
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]

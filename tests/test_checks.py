@@ -14,6 +14,7 @@ from django.core.management import call_command
 from django.db import connection
 from django.db.migrations.recorder import MigrationRecorder
 from django.http import HttpResponse
+from django.utils.translation import gettext_lazy
 from pytest_django.fixtures import Settings as SettingsWrapper
 
 from whos_online import checks, rules
@@ -142,6 +143,11 @@ def test_a_setting_of_the_wrong_type_or_range_is_e007(
     messages = checks.check_settings()
     assert ids(messages) == ["whos_online.E007"]
     assert f"WHOS_ONLINE_{name}" in messages[0].msg
+
+
+def test_translated_location_labels_pass(settings: SettingsWrapper) -> None:
+    settings.WHOS_ONLINE_LOCATIONS = {"thread": gettext_lazy("Reading a thread")}
+    assert checks.check_settings() == []
 
 
 def test_wrongly_typed_settings_do_not_crash_the_other_checks(

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
 import pytest
+from django.test import Client
 
-from whos_online import __version__, checks, rules, urls
+from whos_online import __version__, checks, jinja2, rules, urls
 from whos_online.conf import Settings
 from whos_online.templatetags.whos_online import register
 
@@ -116,6 +118,32 @@ def test_the_readme_says_how_to_install_from_the_repository() -> None:
     assert f'pip install "django-whos-online @ {source}"' in read("README.md")
 
 
+@pytest.mark.django_db
+def test_the_json_example_has_every_key_the_endpoint_answers(client: Client) -> None:
+    found = re.search(r"```json\n(.*?)```", read("docs/endpoints.md"), re.DOTALL)
+    assert found is not None
+    example = json.loads(found.group(1))
+    answer = client.get("/whos-online/online.json").json()
+    assert sorted(example) == sorted(answer)
+    assert sorted(example["today"]) == sorted(answer["today"])
+    assert sorted(example["counts"]) == sorted(answer["counts"])
+
+
+@pytest.mark.parametrize(
+    "path", sorted(str(p.name) for p in (ROOT / "docs").glob("*.md"))
+)
+def test_every_setting_the_docs_name_exists(path: str) -> None:
+    named = set(re.findall(r"WHOS_ONLINE_[A-Z0-9_]*[A-Z0-9]", read(f"docs/{path}")))
+    misspelt_on_purpose = {"WHOS_ONLINE_WINDOWS"}  # checks.md's example for W005
+    known = {f"WHOS_ONLINE_{name}" for name in rules.SETTING_RULES}
+    assert named - misspelt_on_purpose <= known
+
+
+@pytest.mark.parametrize("name", sorted({*jinja2.GLOBALS, *jinja2.FILTERS}))
+def test_every_jinja2_function_and_filter_is_in_the_jinja2_page(name: str) -> None:
+    assert f"{name}(" in read("docs/jinja2.md") or f"|{name}" in read("docs/jinja2.md")
+
+
 # docs/architecture.md says what the code does, where a test can tell.
 
 
@@ -134,7 +162,7 @@ def layers_in_the_docs() -> list[set[str]]:
         if len(cells) < 4 or "`" not in cells[2]:
             continue
         for part in cells[2].split(";"):
-            names = re.findall(r"`([a-z_]+)(?:\.py|/)`", part)
+            names = re.findall(r"`([a-z_0-9]+)(?:\.py|/)`", part)
             layers.append(set(names))
     return layers
 

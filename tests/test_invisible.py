@@ -321,6 +321,16 @@ def test_without_the_table_the_api_says_invisible(alice: User) -> None:
     api.set_invisible(alice)  # kept nowhere, and raises nothing
 
 
+def test_an_invisible_reader_is_not_listed_in_their_rooms_widget_even_to_themself(
+    alices: Client,
+) -> None:
+    appear_offline(alices)
+    alices.get("/thread/3/")
+    page = alices.get("/thread/3/").text
+    assert "alice" not in page
+    assert "0 visitors online" in page
+
+
 # The database's choice wins over whatever Redis holds.
 
 

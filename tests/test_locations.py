@@ -8,6 +8,7 @@ import pytest
 from django.contrib.auth.models import User
 from django.test import Client, RequestFactory
 from django.utils import translation
+from django.utils.translation import gettext_lazy
 from pytest_django.fixtures import Settings as SettingsWrapper
 from redis import Redis
 from redis.exceptions import ConnectionError as RedisConnectionError
@@ -73,13 +74,32 @@ def test_a_page_of_a_urlconf_set_by_middleware_gives_its_label(
     assert where(alice) == ("Reading the forum", "/elsewhere/")
 
 
-def test_a_label_is_written_in_the_language_of_the_page_view(
+def test_a_translated_label_is_shown_in_the_language_of_the_reader(
     alices: Client, alice: User
+) -> None:
+    with translation.override("de"):
+        alices.get("/lazily-labelled/")
+    with translation.override("fr"):
+        assert where(alice) == ("Qui est en ligne", "/lazily-labelled/")
+    assert where(alice) == ("Who is online", "/lazily-labelled/")
+
+
+def test_a_url_name_can_be_given_a_translated_label_in_settings(
+    alices: Client, alice: User, settings: SettingsWrapper
+) -> None:
+    settings.WHOS_ONLINE_LOCATIONS = {"thread": gettext_lazy("Who is online")}
+    alices.get("/thread/7/")
+    with translation.override("de"):
+        assert where(alice) == ("Wer ist online", "/thread/7/")
+
+
+def test_the_public_page_shows_labels_in_the_language_of_its_reader(
+    alices: Client,
 ) -> None:
     alices.get("/lazily-labelled/")
     with translation.override("de"):
-        alices.get("/lazily-labelled/")
-    assert where(alice) == ("Wer ist online", "/lazily-labelled/")
+        page = alices.get(PAGE, headers={"accept-language": "de"})
+    assert ">Wer ist online</a>" in page.text
 
 
 def test_a_page_without_a_label_leaves_no_location(alices: Client, alice: User) -> None:
@@ -178,22 +198,20 @@ def test_guests_have_no_location(redis_client: Redis) -> None:
     assert not redis_client.exists(presence.key("where"))
 
 
-def test_logging_out_forgets_the_location(alices: Client, redis_client: Redis) -> None:
-    alices.get("/forum/")
-    alices.get("/logout/")
-    assert not redis_client.hlen(presence.key("where"))
-
-
-def test_prune_forgets_the_location_of_users_who_left(
-    alices: Client,
-    alice: User,
-    redis_client: Redis,
-    seen_ago: Callable[[str, str, float], None],
+def test_logging_out_forgets_the_location(
+    alices: Client, alice: User, redis_client: Redis
 ) -> None:
     alices.get("/forum/")
-    seen_ago("users", str(alice.pk), 1000)
-    presence.prune()
-    assert not redis_client.hlen(presence.key("where"))
+    assert redis_client.exists(presence.key(f"where:{alice.pk}"))
+    alices.get("/logout/")
+    assert not redis_client.exists(presence.key(f"where:{alice.pk}"))
+
+
+def test_a_location_expires_with_the_window(
+    alices: Client, alice: User, redis_client: Redis
+) -> None:
+    alices.get("/forum/")
+    assert 0 < redis_client.ttl(presence.key(f"where:{alice.pk}")) <= 900
 
 
 def test_a_page_that_does_not_exist_leaves_no_location(

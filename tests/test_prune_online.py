@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from io import StringIO
 
 import pytest
-from django.core.management import CommandError, call_command
+from django.core import checks
+from django.core.management import (
+    CommandError,
+    call_command,
+    execute_from_command_line,
+)
 from pytest_django.fixtures import Settings as SettingsWrapper
 from redis import Redis
 
@@ -73,3 +78,27 @@ def test_a_cache_that_is_not_redis_is_a_command_error(
     settings.WHOS_ONLINE_CACHE_ALIAS = "locmem"
     with pytest.raises(CommandError, match="not a Redis cache backend"):
         prune()
+
+
+@pytest.fixture
+def host_checks_that_fail() -> Iterator[None]:
+    """The host site's own checks, an error and a warning, as cron finds them."""
+
+    def host_check(**kwargs: object) -> list[checks.CheckMessage]:
+        return [
+            checks.Error("the host's error", id="host.E001"),
+            checks.Warning("the host's warning", id="host.W001"),
+        ]
+
+    checks.register(host_check)
+    yield
+    checks.registry.registry.registered_checks.discard(host_check)
+
+
+@pytest.mark.usefixtures("stale_and_fresh", "host_checks_that_fail")
+def test_a_cron_run_at_verbosity_0_prints_nothing_whatever_the_checks_say(
+    capsys: pytest.CaptureFixture[str], redis_client: Redis
+) -> None:
+    execute_from_command_line(["manage.py", "prune_online", "--verbosity", "0"])
+    assert capsys.readouterr() == ("", "")
+    assert redis_client.zcard(presence.key("users")) == 1

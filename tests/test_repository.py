@@ -56,10 +56,17 @@ def test_the_classifiers_name_exactly_the_pythons_the_matrix_tests() -> None:
     assert declared == pythons_in_matrix()
 
 
-def test_requires_python_admits_exactly_the_pythons_the_matrix_tests() -> None:
-    oldest, newest = pythons_in_matrix()[0], pythons_in_matrix()[-1]
-    after_newest = f"3.{int(newest.split('.')[1]) + 1}"
-    assert f'requires-python = ">={oldest},<{after_newest}"' in read("pyproject.toml")
+def test_requires_python_starts_at_the_oldest_python_the_matrix_tests() -> None:
+    oldest = pythons_in_matrix()[0]
+    assert f'requires-python = ">={oldest}"\n' in read("pyproject.toml")
+
+
+def test_requires_python_caps_no_newer_python() -> None:
+    """The classifiers say what is tested; a cap would refuse installs on a
+    new Python that works."""
+    found = re.search(r'^requires-python = "(.*)"$', read("pyproject.toml"), re.M)
+    assert found is not None
+    assert "<" not in found.group(1)
 
 
 def test_the_classifiers_name_exactly_the_django_releases_the_matrix_tests() -> None:
@@ -135,12 +142,13 @@ def test_the_readme_names_each_step_of_the_ci_run(target: str) -> None:
 # written in GitHub's usual layout, two spaces a level.
 
 WORKFLOW = ".github/workflows/release.yml"
+CI = ".github/workflows/ci.yml"
 
 
-def workflow_section(name: str) -> str:
+def workflow_section(name: str, workflow: str = WORKFLOW) -> str:
     """A top-level key's block, as the text indented under it."""
-    found = re.search(rf"^{name}:(.*?)(?=^\S|\Z)", read(WORKFLOW), re.M | re.DOTALL)
-    assert found is not None, f"{WORKFLOW} has no {name}:"
+    found = re.search(rf"^{name}:(.*?)(?=^\S|\Z)", read(workflow), re.M | re.DOTALL)
+    assert found is not None, f"{workflow} has no {name}:"
     return found.group(1)
 
 
@@ -169,9 +177,9 @@ def test_the_build_job_checks_what_it_built_before_handing_it_on(check: str) -> 
     assert built < build.index(check) < handed_on
 
 
-def test_the_build_job_waits_for_the_test_suite() -> None:
-    assert "make test" in workflow_jobs()["test"]
-    assert "needs: test" in workflow_jobs()["build"]
+def test_the_build_job_waits_for_every_check_of_the_ci_workflow() -> None:
+    assert "uses: ./.github/workflows/ci.yml" in workflow_jobs()["ci"]
+    assert "needs: ci" in workflow_jobs()["build"]
 
 
 def test_the_publish_job_publishes_what_the_build_job_built() -> None:
@@ -198,10 +206,33 @@ def test_only_the_publish_job_may_ask_for_an_identity_token() -> None:
     assert " ".join(workflow_section("permissions").split()) == "{}"
 
 
-def test_every_action_of_the_release_workflow_is_pinned_to_a_commit() -> None:
-    actions = re.findall(r"uses: (\S+)", read(WORKFLOW))
+@pytest.mark.parametrize("workflow", [WORKFLOW, CI])
+def test_every_action_of_the_workflows_is_pinned_to_a_commit(workflow: str) -> None:
+    """A workflow of this repository (``./``) is read from the same commit."""
+    actions = re.findall(r"uses: (\S+)", read(workflow))
     assert actions
-    assert [a for a in actions if not re.search(r"@[0-9a-f]{40}$", a)] == []
+    pinned = [
+        a for a in actions if a.startswith("./") or re.search(r"@[0-9a-f]{40}$", a)
+    ]
+    assert pinned == actions
+
+
+# The CI workflow: .ci/run on every push and pull request, and for releases.
+
+
+def test_ci_runs_on_every_push_and_pull_request_and_for_the_release() -> None:
+    trigger = " ".join(workflow_section("on", CI).split())
+    assert trigger == 'push: branches: ["**"] pull_request: workflow_call:'
+
+
+def test_ci_runs_the_whole_ci_script() -> None:
+    assert "run: bash .ci/run" in read(CI)
+
+
+def test_ci_installs_every_python_the_matrix_tests() -> None:
+    found = re.search(r"python-version: \|\n((?:\s+3\.\d+\n)+)", read(CI))
+    assert found is not None
+    assert sorted(found.group(1).split()) == sorted(pythons_in_matrix())
 
 
 def test_every_script_opens_with_its_contract_and_no_flags() -> None:

@@ -6,7 +6,12 @@ from collections.abc import Callable
 from io import StringIO
 
 import pytest
-from django.core.management import CommandError, call_command
+from django.core import checks
+from django.core.management import (
+    CommandError,
+    call_command,
+    execute_from_command_line,
+)
 
 from tests import presence
 
@@ -36,3 +41,17 @@ def test_verbosity_0_prints_nothing() -> None:
 def test_redis_unreachable_is_a_command_error() -> None:
     with pytest.raises(CommandError, match="Could not reset the record"):
         reset()
+
+
+def test_it_runs_whatever_the_system_checks_say(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    def host_check(**kwargs: object) -> list[checks.CheckMessage]:
+        return [checks.Error("the host's error", id="host.E001")]
+
+    checks.register(host_check)
+    try:
+        execute_from_command_line(["manage.py", "reset_online_record"])
+    finally:
+        checks.registry.registry.registered_checks.discard(host_check)
+    assert capsys.readouterr() == ("There was no record to reset.\n", "")

@@ -6,10 +6,12 @@ from django.contrib.auth.models import Group
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404
 from django.template import engines
+from django.template.response import TemplateResponse
 from django.urls import include, path
 from django.utils.translation import gettext_lazy
 from django.views import View
 from django.views.decorators.cache import cache_page
+from django.views.decorators.csrf import csrf_protect
 
 from whos_online.locations import LocationMixin, location
 from whos_online.rooms import RoomMixin, records_room
@@ -170,6 +172,12 @@ def lazily_labelled(request: HttpRequest) -> HttpResponse:
     return HttpResponse("a translated page")
 
 
+@csrf_protect
+def jinja2_page(request: HttpRequest) -> HttpResponse:
+    """A page of a site that renders with Jinja2 (tests/jinja2/page.html)."""
+    return TemplateResponse(request, "page.html")
+
+
 class Members(LocationMixin, View):
     location = "Looking at the members"
 
@@ -190,6 +198,7 @@ urlpatterns = [
     path("missing-thread/<int:pk>/", missing_thread),
     path("members/", Members.as_view()),
     path("lazily-labelled/", lazily_labelled),
+    path("jinja2-page/", jinja2_page),
     path("busy-page/", busy_page),
     path("thread-of-authors/", thread_of_authors),
     path("cached/", cached),

@@ -6,7 +6,7 @@ Every ID is documented in docs/checks.md.
 from __future__ import annotations
 
 import difflib
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from django.conf import settings
@@ -276,7 +276,7 @@ def check_rooms(**kwargs: Any) -> list[CheckMessage]:
 
 
 def _keys_are_url_names(
-    setting: str, found: dict[str, str], outcome: str, example: str, check_id: str
+    setting: str, found: Mapping[str, object], outcome: str, example: str, check_id: str
 ) -> list[CheckMessage]:
     return [
         Warning(

@@ -24,6 +24,7 @@ from django.conf import settings
 from django.core.cache import InvalidCacheBackendError, caches
 from django.core.signals import setting_changed
 from django.dispatch import receiver
+from django.utils.functional import Promise
 from django.utils.module_loading import import_string
 
 from whos_online.rules import SETTING_RULES, is_redis_backend
@@ -140,8 +141,9 @@ class Settings:
         return self._get("ROOMS", {})
 
     @property
-    def LOCATIONS(self) -> dict[str, str]:
-        """URL names (``"app:name"``) and the location label of their pages."""
+    def LOCATIONS(self) -> dict[str, str | Promise]:
+        """URL names (``"app:name"``) and the location label of their pages,
+        a string or a lazy translation (``gettext_lazy``)."""
         return self._get("LOCATIONS", {})
 
     @property

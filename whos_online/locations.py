@@ -5,7 +5,9 @@ they are recorded (so it is the page they were on at their last record, at
 most one guard period ago), in the same round trip. Labels are the site's
 words, never the visitor's: a view decorated with ``@location("Reading the
 forum")``, a class-based view with ``LocationMixin`` and ``location``, or
-``WHOS_ONLINE_LOCATIONS = {"url name": "label"}``. The link is the page's
+``WHOS_ONLINE_LOCATIONS = {"url name": "label"}``. A label marked for
+translation (``gettext_lazy``) is stored in its source words and read in
+the language of whoever reads it. The link is the page's
 path. Requests that are not page views (fetch, HTMX, the app's own
 endpoints, pages without a label) never overwrite a location.
 """
@@ -20,14 +22,16 @@ from typing import Any, TypeVar
 from asgiref.sync import iscoroutinefunction
 from django.http import HttpRequest
 from django.urls import Resolver404, resolve
+from django.utils import translation
 from django.utils.functional import Promise
 from django.utils.http import url_has_allowed_host_and_scheme
+from django.utils.translation import gettext
 
 from whos_online.conf import conf, get_config
 from whos_online.state import BoundedMemo
 
 # (URLconf, path, path_info) -> the label of the page there ("" for none).
-LocationMemo = BoundedMemo[tuple[str, str, str], object]
+LocationMemo = BoundedMemo[tuple[str, str, str], str]
 
 View = TypeVar("View", bound=Callable[..., Any])
 
@@ -40,8 +44,16 @@ SEPARATOR = "\t"
 
 @dataclass(frozen=True)
 class Location:
-    label: str
+    """Where a user is: the label's words as stored, and the page's path."""
+
+    words: str
     url: str
+
+    @property
+    def label(self) -> str:
+        """The label in the active language: a label the site marked for
+        translation reads in the language of the page that shows it."""
+        return gettext(self.words)
 
 
 def location(label: str | Promise) -> Callable[[View], View]:
@@ -92,7 +104,7 @@ def location_of(request: HttpRequest, memo: LocationMemo | None = None) -> str:
 
 
 def label_of(request: HttpRequest, memo: LocationMemo | None = None) -> str:
-    """The label of the request's location in the page view's words, or
+    """The label of the request's location in the site's own words, or
     ``""`` when it has none to store.
 
     A guarded page view of a user asks too (has the user moved?), so what
@@ -105,26 +117,25 @@ def label_of(request: HttpRequest, memo: LocationMemo | None = None) -> str:
     urlconf = str(getattr(request, "urlconf", None) or get_config().root_urlconf)
     path = request.path
     if memo is None:
-        label = _kept(_label_of(request, urlconf))
+        label = _words(_label_of(request, urlconf))
     else:
         key = (urlconf, path, request.path_info)
-        label = memo.get(key)
-        if label is None:
-            label = memo.put(key, _kept(_label_of(request, urlconf)))
+        kept = memo.get(key)
+        label = (
+            memo.put(key, _words(_label_of(request, urlconf))) if kept is None else kept
+        )
     if not label or len(path) > MAX_PATH_LENGTH or _is_not_a_page_view(request):
         return ""
-    # A lazy label is put into words in the language of each page view.
-    return label if isinstance(label, str) else _words(label)
-
-
-def _kept(label: object) -> object:
-    """A label as a path's memo keeps it: in words, but a lazy one as it is,
-    for each page view to put into words in its own language."""
-    return label if isinstance(label, Promise) else _words(label)
+    return label
 
 
 def _words(label: object) -> str:
-    """A label as stored: its words, at most ``MAX_LABEL_LENGTH`` of them."""
+    """A label as stored: its words, at most ``MAX_LABEL_LENGTH`` of them; a
+    lazy translation's in its source language, for each reader's page to
+    translate."""
+    if isinstance(label, Promise):
+        with translation.override(None):
+            label = str(label)
     return " ".join(str(label).split())[:MAX_LABEL_LENGTH]
 
 

@@ -11,6 +11,7 @@ from collections.abc import Callable
 from typing import Any
 
 from django.core.cache.backends.redis import RedisCache as DjangoRedisCache
+from django.utils.functional import Promise
 from django_redis.cache import RedisCache as DjangoRedisPackageCache
 
 # More shards than a cluster has masters gains nothing; this bounds the keys.
@@ -123,9 +124,12 @@ SETTING_RULES: dict[str, tuple[Callable[[Any], bool], str]] = {
     "LOCATIONS": (
         lambda v: (
             isinstance(v, dict)
-            and all(isinstance(k, str) and isinstance(x, str) for k, x in v.items())
+            and all(
+                isinstance(k, str) and isinstance(x, (str, Promise))
+                for k, x in v.items()
+            )
         ),
-        "a dict of URL names to location labels",
+        "a dict of URL names to location labels (strings or gettext_lazy)",
     ),
     "IS_HIDDEN": (
         lambda v: v is None or is_name(v),

@@ -237,7 +237,7 @@ class State:
         """For each shard, the last minute whose tick key this process's
         renewals asked about: once a minute is enough."""
         # (URLconf, path, path_info) -> the label of the page there.
-        self.locations: BoundedMemo[tuple[str, str, str], object] = BoundedMemo(4096)
+        self.locations: BoundedMemo[tuple[str, str, str], str] = BoundedMemo(4096)
         # path_info, or (URLconf, path_info) for a request's own URLconf ->
         # the room of the page there and its mark.
         self.page_rooms: BoundedMemo[object, tuple[str | None, str]] = BoundedMemo(4096)
