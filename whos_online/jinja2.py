@@ -34,7 +34,7 @@ from jinja2.ext import Extension
 from jinja2.runtime import Context as JinjaContext
 from markupsafe import Markup
 
-from whos_online.roster import UserPresence
+from whos_online.statuses import UserPresence
 from whos_online.templatetags import whos_online as tags
 
 
