@@ -384,3 +384,27 @@ def test_a_user_whose_choice_changed_elsewhere_leaves_the_public_list_of_their_r
     alices.get("/")
     assert members(redis_client, "users", "thread:3") == []
     assert members(redis_client, "hidden", "thread:3") == [str(alice.pk)]
+
+
+def test_a_hidden_user_logging_in_from_a_guarded_browser_is_recorded_hidden(
+    django_user_model: type[User], redis_client: Redis, settings: SettingsWrapper
+) -> None:
+    """The guest's guard, still holding, says nothing of who logs in."""
+    settings.WHOS_ONLINE_IS_HIDDEN = "tests.hiding.is_ghost"
+    ghost = django_user_model.objects.create_user("ghost")
+    browser = Client()
+    browser.get("/")  # a guest, guarded from now on
+    browser.post(f"/login/{ghost.pk}/")
+    assert members(redis_client, "users") == []
+    assert members(redis_client, "hidden") == [str(ghost.pk)]
+
+
+def test_a_user_who_chose_invisible_logging_in_from_a_guarded_browser_is_hidden(
+    alice: User, redis_client: Redis
+) -> None:
+    Visibility.objects.create(user=alice, invisible=True)
+    browser = Client()
+    browser.get("/")
+    browser.post(f"/login/{alice.pk}/")
+    assert members(redis_client, "users") == []
+    assert members(redis_client, "hidden") == [str(alice.pk)]

@@ -123,8 +123,9 @@ class Visit:
         a beacon), the guard says what their last record read, at most a
         guard period ago; every output checks the database meanwhile."""
         config = self.config
-        if self.is_guarded and self.guard is not None:
-            return self.guard.is_hidden
+        found = self.guard
+        if found is not None and not found.is_guests and self.is_guarded:
+            return found.is_hidden
         return is_hidden(user, config) or (
             config.allow_invisible and visibility.is_invisible(user)
         )
@@ -164,6 +165,8 @@ class Visit:
         was_user = before is not None and before.user_pk is not None
         if before is None and self.guard is not None:
             was_user = not self.guard.is_guests
+        # The guard was the old identity's: it says nothing of the new one.
+        self.guard = None
         self.session_key = Cookies(self.request, self.store).session_key
         # A new identity: where it is stored, and in which rooms, is not known.
         self.where = self.rooms = ""
