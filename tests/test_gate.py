@@ -99,13 +99,15 @@ def public_page(_: User) -> str:
 
 
 def python_api(subject: User) -> str:
-    answers = [
-        api.status(subject),
-        api.is_online(subject),
-        api.last_seen(subject),
-        api.statuses([subject])[subject.pk].status,
-        [online.name for online in api.online_users()],
-    ]
+    answers = {
+        "status": api.status(subject),
+        "online": api.is_online(subject),
+        "last seen": api.last_seen(subject),
+        "statuses": api.statuses([subject])[subject.pk].status,
+        "users": [online.name for online in api.online_users()],
+        "viewing": api.is_viewing(subject, "thread:1"),
+        "viewers": [online.name for online in api.viewers("thread:1")],
+    }
     return repr(answers)
 
 
@@ -118,11 +120,11 @@ def learnt_about(text: str) -> list[str]:
     found = []
     if SUBJECT in text:
         found.append("name")
-    if re.search(r"\b(online|away)\]|'(online|away)'|badge-(online|away)", text):
+    if re.search(r"\b(online|away)\]|: '(online|away)'|badge-(online|away)", text):
         found.append("status")
     if re.search(r"\[seen \d|\[list \w+ \d|datetime\.datetime|<time ", text):
         found.append("last seen")
-    if "True" in text.split("[")[0] if text.startswith("['") else False:
+    if re.search(r"'(online|viewing)': True", text):
         found.append("online")
     return found
 
@@ -143,7 +145,9 @@ def test_no_count_tells_a_guest_a_hidden_user_is_online(
     rule(subject, settings)
     shown = re.sub(r"<[^>]+>", "", page_of_every_tag(subject))
     assert "[count 1 users 0]" in shown  # the guest looking, and no user
+    assert "[rooms 0]" in shown
     assert api.counts().users == 0
+    assert api.room_counts(["thread:1"])["thread:1"].users == 0
     assert Client().get("/whos-online/online.json").json()["counts"]["users"] == 0
 
 

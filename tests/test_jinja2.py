@@ -212,3 +212,14 @@ def test_every_tag_and_filter_of_the_django_library_is_offered() -> None:
     env = environment()
     assert set(register.tags) <= set(env.globals)
     assert set(register.filters) <= set(env.filters)
+
+
+def test_room_counts_says_how_many_are_in_each_rows_room(alice: User) -> None:
+    presence.record_in_room("thread:1", "users", str(alice.pk))
+    source = (
+        "{% for room, here in room_counts(rooms) %}{{ room }}={{ here.people }};"
+        "{% endfor %}"
+    )
+    rooms = ["thread:1", "thread:2"]
+    html = jinja(source, request_of(AnonymousUser()), rooms=rooms)
+    assert html == "thread:1=1;thread:2=0;"

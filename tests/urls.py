@@ -89,6 +89,8 @@ EVERY_OUTPUT = (
     "[status {{ subject|online_status }}]"
     "[seen {{ subject|last_seen|date:'c' }}{{ subject|last_seen_label }}]"
     "{% whos_online room='thread:1' %}"
+    "{% room_counts rooms as viewing %}"
+    "[rooms{% for room, here in viewing %} {{ here.users }}{% endfor %}]"
 )
 
 
@@ -96,7 +98,7 @@ def every_output(request: HttpRequest, username: str) -> HttpResponse:
     """Every template output about the user ``username``, on one page."""
     subject = get_object_or_404(get_user_model(), username=username)
     template = engines["django"].from_string(EVERY_OUTPUT)
-    context = {"subject": subject, "subjects": [subject]}
+    context = {"subject": subject, "subjects": [subject], "rooms": ["thread:1"]}
     return HttpResponse(template.render(context, request))
 
 

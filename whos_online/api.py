@@ -29,9 +29,11 @@ from typing import Any
 
 from whos_online import visibility
 from whos_online.gate import Status
+from whos_online.rooms import room_name
 from whos_online.roster import OnlineUser, online_roster
-from whos_online.statuses import UserPresence, presence_of
-from whos_online.store import Counts
+from whos_online.roster import room_counts as online_room_counts
+from whos_online.statuses import UserPresence, in_room_as_seen, presence_of
+from whos_online.store import Counts, get_store
 
 __all__ = [
     "Counts",
@@ -41,11 +43,15 @@ __all__ = [
     "counts",
     "is_invisible",
     "is_online",
+    "is_viewing",
     "last_seen",
     "online_users",
+    "room_counts",
     "set_invisible",
+    "should_notify",
     "status",
     "statuses",
+    "viewers",
 ]
 
 
@@ -85,6 +91,56 @@ def counts(*, viewer: Any = None) -> Counts:
     ``.people`` leaves crawlers out. One round trip, and one query when
     users are listed; all zero when Redis cannot be reached."""
     return online_roster(0, viewer=viewer).counts
+
+
+def room_counts(rooms: Iterable[Any], *, viewer: Any = None) -> dict[str, Counts]:
+    """How many are in each room (names, or model instances), by room name,
+    as ``viewer`` may learn it: one round trip for all of them, and one
+    query. A name that is not valid is left out."""
+    return {
+        room_name(room) or "": counts
+        for room, counts in online_room_counts(rooms, viewer=viewer)
+        if room_name(room) is not None
+    }
+
+
+def viewers(
+    room: Any, *, viewer: Any = None, limit: int | None = None
+) -> list[OnlineUser]:
+    """The users in ``room`` (a name or a model instance), newest first, as
+    ``viewer`` may see them: one round trip and one query."""
+    name = room_name(room)
+    if name is None:
+        return []
+    return online_roster(limit, room=name, viewer=viewer).users
+
+
+def is_viewing(user: Any, room: Any, *, viewer: Any = None) -> bool:
+    """Whether ``user`` is in ``room`` now, as ``viewer`` may learn it (a
+    hidden user is in no room but to staff): one round trip and one query.
+    To decide whom to notify, use :func:`should_notify`."""
+    name = room_name(room)
+    found = None if name is None else get_store().in_room(name, [user.pk])
+    if found is None:
+        return False
+    visible, hidden = found
+    return in_room_as_seen(user, visible, hidden, viewer)
+
+
+def should_notify(users: Iterable[Any], room: Any) -> list[Any]:
+    """The ``users`` who are not reading ``room`` right now, visible or
+    hidden, so a chat or a forum can skip an email or a push to whoever is:
+    one round trip for the whole batch. When Redis cannot be reached, every
+    user is notified: better a notification too many than one missed."""
+    users = list(users)
+    name = room_name(room)
+    if name is None:
+        return users
+    found = get_store().in_room(name, (user.pk for user in users))
+    if found is None:
+        return users
+    here = found[0] | found[1]
+    return [user for user in users if str(user.pk) not in here]
 
 
 def is_invisible(user: Any) -> bool:

@@ -11,7 +11,7 @@ choose never leave through the public roster.
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from typing import Any
@@ -27,7 +27,7 @@ from whos_online.conf import conf
 from whos_online.gate import Gate, Grade
 from whos_online.locations import Location, parse
 from whos_online.page import visit_made, visit_of
-from whos_online.rooms import rooms_of_page
+from whos_online.rooms import room_name, rooms_of_page
 from whos_online.store import Counts, Snapshot, Today, get_store
 from whos_online.visibility import Choices
 from whos_online.visitors import Visitor
@@ -35,6 +35,9 @@ from whos_online.visitors import Visitor
 # The most users a page's badges are read from in one snapshot; past it, a
 # badge of a user not among the most recent costs a round trip of its own.
 BADGE_NAMES = 1000
+# The newest users of each room of a listing checked against the gate (their
+# choices, the site's rule): the counts of busier rooms follow Redis past it.
+ROOM_USERS_CHECKED = 20
 
 
 @dataclass(frozen=True)
@@ -218,6 +221,38 @@ def _timed(online: OnlineUser, gate: Gate, choices: Choices, now: float) -> Onli
     if exact is not None:
         return online
     return replace(online, time_shown=False, grade=grade)
+
+
+def room_counts(
+    items: Iterable[Any], *, viewer: Any = None, request: HttpRequest | None = None
+) -> list[tuple[Any, Counts]]:
+    """How many are in the room of each of ``items`` (room names or model
+    instances: the rows of a listing), as the gate lets the viewer learn
+    it: one Redis round trip for every row, and one query for the choices
+    of the newest users of each room (and the site's rule, if it has one).
+    A row whose room name is not valid, or when Redis fails, counts none."""
+    items = list(items)
+    names = [room_name(item) for item in items]
+    gate = gate_of(viewer, request)
+    found = get_store().room_counts([n for n in names if n], ROOM_USERS_CHECKED)
+    if found is None:
+        return [(item, Counts()) for item in items]
+    pks = {member for room in found.values() for member, _ in room.users}
+    choices = gate.chosen(pks)
+    refused: set[str] = set()
+    if gate.judges_each_user and pks:
+        online = users_in_order([(pk, 0.0) for pk in pks])
+        refused = gate.refused([o.user for o in online]) - choices.invisible
+    shown = []
+    for item, name in zip(items, names, strict=True):
+        room = None if name is None else found.get(name)
+        if room is None:
+            shown.append((item, Counts()))
+            continue
+        listed = {member for member, _ in room.users}
+        newly_hidden, kept = len(listed & choices.invisible), len(listed & refused)
+        shown.append((item, gate.counts(room.counts, newly_hidden, kept)))
+    return shown
 
 
 def reader_of(request: HttpRequest) -> Visitor | None:

@@ -189,3 +189,20 @@ def _page_snapshot(request: HttpRequest) -> Snapshot | None:
 def _lists_everyone(snapshot: Snapshot) -> bool:
     counts = snapshot.counts
     return "users" not in counts.estimated and len(snapshot.users) >= counts.users
+
+
+def in_room_as_seen(
+    user: Any, visible: AbstractSet[str], hidden: AbstractSet[str], viewer: Any
+) -> bool:
+    """Whether ``viewer`` may learn that ``user``, found in a room's sets
+    (``visible``, ``hidden``), is there: the gate's word, as for a badge."""
+    gate = Gate(viewer)
+    pk = str(user.pk)
+    if pk not in visible and pk not in hidden:
+        return False
+    if not gate.shows_names(_visible_users(0)):
+        return False
+    is_hidden = pk in hidden or pk in gate.chosen([pk]).invisible
+    if pk in gate.refused([user]):
+        return False
+    return not is_hidden or gate.shows_hidden

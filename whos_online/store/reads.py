@@ -4,13 +4,20 @@ refuses writes (``maxmemory`` reached), and none depends on a write."""
 from __future__ import annotations
 
 import heapq
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from whos_online.store import scripts
 from whos_online.store.base import StoreBase
 from whos_online.store.keys import ESTIMATED, KINDS, Kind, Shard
-from whos_online.store.results import Counts, History, LastSeen, Snapshot, Today
+from whos_online.store.results import (
+    Counts,
+    History,
+    LastSeen,
+    RoomCount,
+    Snapshot,
+    Today,
+)
 from whos_online.store.scripts import Arg, Call
 from whos_online.store.writes import BATCH, decoded
 
@@ -254,6 +261,67 @@ class Reads(StoreBase):
         ]
         found, _ = scripts.run_shards(self.client, calls, self.state.shard_breakers)
         return sorted({name for _, names in found for name in decoded(names)})
+
+    def room_counts(
+        self, rooms: Sequence[str], listed: int = 0
+    ) -> dict[str, RoomCount] | None:
+        """How many are in each room, by kind, with up to ``listed`` of each
+        room's users, newest first; ``None`` if Redis failed. One round trip
+        however many rooms: a script per shard, each reading every room."""
+        return self.or_default(lambda: self._room_counts(rooms, listed), None)
+
+    def _room_counts(self, rooms: Sequence[str], listed: int) -> dict[str, RoomCount]:
+        names = list(dict.fromkeys(rooms))
+        calls = [
+            Call(
+                "room_counts",
+                [shard.room_key(room, kind) for room in names for kind in KINDS],
+                [self.config.window, max(listed, 0)],
+                shard,
+            )
+            for shard in self.shards
+        ]
+        found: dict[str, RoomCount] = {room: RoomCount(Counts(), []) for room in names}
+        if not names:
+            return found
+        answered, _ = scripts.run_shards(self.client, calls, self.state.shard_breakers)
+        for _, (_, replies) in answered:
+            for room, (counts, users) in zip(names, replies, strict=True):
+                before = found[room]
+                totals = {
+                    kind: getattr(before.counts, kind) + int(n)
+                    for kind, n in zip(KINDS, counts, strict=True)
+                }
+                merged = _newest([before.users, _pairs(users)], max(listed, 0))
+                found[room] = RoomCount(Counts(**totals), merged)
+        return found
+
+    def in_room(
+        self, room: str, pks: Iterable[object]
+    ) -> tuple[set[str], set[str]] | None:
+        """Which of the users ``pks`` are in ``room`` now: (visible, hidden);
+        ``None`` if Redis failed. One round trip: a script per shard."""
+        return self.or_default(lambda: self._in_room(room, pks), None)
+
+    def _in_room(self, room: str, pks: Iterable[object]) -> tuple[set[str], set[str]]:
+        by_shard: dict[Shard, list[str]] = {}
+        for pk in dict.fromkeys(str(pk) for pk in pks):
+            by_shard.setdefault(self.shard_of(pk), []).append(pk)
+        if not by_shard:
+            return set(), set()
+        calls = [
+            Call(
+                "in_room",
+                [shard.room_key(room, "users"), shard.room_key(room, "hidden")],
+                [self.config.window, *members],
+                shard,
+            )
+            for shard, members in by_shard.items()
+        ]
+        answered, _ = scripts.run_shards(self.client, calls, self.state.shard_breakers)
+        visible = {member for _, (shown, _) in answered for member in decoded(shown)}
+        hidden = {member for _, (_, secret) in answered for member in decoded(secret)}
+        return visible, hidden
 
 
 class _Part:

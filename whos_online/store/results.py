@@ -137,6 +137,14 @@ class Snapshot:
 
 
 @dataclass(frozen=True)
+class RoomCount:
+    """How many are in a room, and its newest users (``(member, seen)``)."""
+
+    counts: Counts
+    users: list[tuple[str, float]]
+
+
+@dataclass(frozen=True)
 class LastSeen:
     """When users were last seen (absent: not within Redis' memory)."""
 

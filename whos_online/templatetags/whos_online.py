@@ -26,6 +26,7 @@ from whos_online.conf import conf
 from whos_online.rooms import join_named_room, room_name, room_token
 from whos_online.rooms import page_room as page_room_of
 from whos_online.roster import Roster, online_roster
+from whos_online.roster import room_counts as roster_room_counts
 from whos_online.statuses import (
     STATUS_LABELS,
     UserPresence,
@@ -159,6 +160,18 @@ def presence_list(context: Context, users: Any) -> list[UserPresence]:
     if isinstance(request, HttpRequest):
         return presence_of(users, request=request)
     return presence_of(users, viewer=_viewer(context))
+
+
+@register.simple_tag(takes_context=True)
+def room_counts(context: Context, items: Any) -> list[tuple[Any, Counts]]:
+    """``{% room_counts topics as viewing %}``: each of ``items`` (model
+    instances or room names: a listing's rows) with how many are in its
+    room, ``{% for topic, here in viewing %}{{ here.people }}``, as this
+    viewer may learn it: one round trip for the whole listing."""
+    request = context.get("request")
+    if isinstance(request, HttpRequest):
+        return roster_room_counts(items, request=request)
+    return roster_room_counts(items, viewer=_viewer(context))
 
 
 @register.simple_tag
