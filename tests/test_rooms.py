@@ -337,12 +337,16 @@ def rooms_listing(redis_client: Redis, kind: str, threads: int) -> list[int]:
     ]
 
 
+def reads_every_thread(browser: Client, user: User) -> None:
+    browser.force_login(user)
+    for n in range(1, READ_THREADS + 1):
+        browser.get(f"/thread/{n}/")
+
+
 def test_logging_out_leaves_every_room_read_within_the_window(
     browser: Client, alice: User, redis_client: Redis
 ) -> None:
-    browser.force_login(alice)
-    for n in range(1, READ_THREADS + 1):
-        browser.get(f"/thread/{n}/")
+    reads_every_thread(browser, alice)
     browser.get("/logout/")
     assert rooms_listing(redis_client, "users", READ_THREADS) == []
 
@@ -350,9 +354,7 @@ def test_logging_out_leaves_every_room_read_within_the_window(
 def test_appearing_offline_leaves_the_public_list_of_every_room_read(
     browser: Client, alice: User, redis_client: Redis
 ) -> None:
-    browser.force_login(alice)
-    for n in range(1, READ_THREADS + 1):
-        browser.get(f"/thread/{n}/")
+    reads_every_thread(browser, alice)
     browser.post("/whos-online/visibility/", {"invisible": "1"})
     assert rooms_listing(redis_client, "users", READ_THREADS) == []
     assert rooms_listing(redis_client, "hidden", READ_THREADS) == list(
