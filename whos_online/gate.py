@@ -97,6 +97,15 @@ class Gate:
             or (self.in_audience and not in_audience(None))
         )
 
+    def hidden_by_the_site(self, users: Sequence[Any]) -> set[str]:
+        """The keys of ``users`` ``WHOS_ONLINE_IS_HIDDEN`` hides (for lists
+        not read from the sets it fills, such as the users seen today),
+        unless this viewer sees hidden users."""
+        rule = get_config().is_hidden
+        if rule is None or self.shows_hidden:
+            return set()
+        return {str(user.pk) for user in users if rule(user)}
+
     def refused(self, users: Sequence[Any]) -> set[str]:
         """The keys of ``users`` this viewer may not see by the site's rule
         (one call of it, whatever it queries); all of them if it fails."""

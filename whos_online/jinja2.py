@@ -129,7 +129,11 @@ def who_is_online_page(context: JinjaContext) -> Markup:
     site's layout (the page's view gives it ``roster``)."""
     return _render(
         "whos_online/who_is_online_content.html",
-        {"roster": context.get("roster"), "request": context.get("request")},
+        {
+            "roster": context.get("roster"),
+            "board": context.get("board"),
+            "request": context.get("request"),
+        },
     )
 
 

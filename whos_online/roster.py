@@ -114,6 +114,8 @@ class Roster(Windowed):
     now: datetime | None = None
     """When the snapshot was taken, by Redis' clock (``None`` when Redis
     could not be read): what "N minutes ago" is counted to."""
+    today_users: list[Any] = field(default_factory=list)
+    """Users seen today that the viewer may see, by name, when asked for."""
 
     @property
     def more(self) -> int:
@@ -147,24 +149,34 @@ def online_roster(
     room: str | None = None,
     viewer: Any = None,
     request: HttpRequest | None = None,
+    today_named: int = 0,
 ) -> Roster:
     """Who is online now, as the gate lets the viewer see it: one Redis
     round trip and at most two queries (the users' choices, the users).
 
     Given the ``request``, every roster of the page shares one snapshot: the
     widget and any number of ``{% online_count %}`` cost one round trip.
+    With ``today_named``, the roster also names as many users seen today
+    (``today_users``), in the same round trip and one query more.
     """
     limit = conf.MAX_NAMES if limit is None else max(limit, 0)
     gate = gate_of(viewer, request)
     shows_hidden = gate.shows_hidden
     # The site's rule sees every user it may hide, up to BADGE_NAMES.
     listing = max(limit, BADGE_NAMES) if gate.judges_each_user else limit
-    snapshot = snapshot_for(listing, room, shows_hidden, request)
+    if today_named:
+        snapshot = get_store().snapshot(
+            listing,
+            hidden_limit=listing if shows_hidden else 0,
+            today_named=today_named,
+        )
+    else:
+        snapshot = snapshot_for(listing, room, shows_hidden, request)
     if snapshot is None:
         return Roster(window=conf.WINDOW, room=room)
     if room is not None and request is not None and room in rooms_of_page(request):
         snapshot = with_reader(snapshot, reader_of(request), shows_hidden)
-    choices = gate.chosen(member for member, _ in snapshot.users)
+    choices = gate.chosen([*(m for m, _ in snapshot.users), *snapshot.today_named])
     chosen = choices.invisible
     visible_pairs = [pair for pair in snapshot.users if pair[0] not in chosen]
     hidden_pairs = [*snapshot.hidden, *(p for p in snapshot.users if p[0] in chosen)]
@@ -210,6 +222,20 @@ def online_roster(
         bots=known,
         other_bots=max(snapshot.counts.bots - len(known), 0),
         nameable=nameable,
+        today_users=_seen_today(snapshot.today_named, gate, choices),
+    )
+
+
+def _seen_today(pks: list[str], gate: Gate, choices: Choices) -> list[Any]:
+    """The users ``pks`` seen today that the viewer may see, by name."""
+    wanted = [(pk, 0.0) for pk in pks if pk not in choices.invisible]
+    if not wanted:
+        return []
+    users = [online.user for online in users_in_order(wanted)]
+    refused = gate.refused(users) | gate.hidden_by_the_site(users)
+    return sorted(
+        (user for user in users if str(user.pk) not in refused),
+        key=lambda user: str(user).casefold(),
     )
 
 

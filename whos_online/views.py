@@ -29,10 +29,12 @@ from django.utils.cache import (
     patch_vary_headers,
 )
 from django.utils.http import url_has_allowed_host_and_scheme
+from django.utils.translation import pgettext_lazy
 from django.views.decorators.csrf import csrf_exempt, csrf_protect
 from django.views.decorators.http import require_GET, require_POST
 
 from whos_online import guard, visibility
+from whos_online.board import board_for
 from whos_online.conf import conf
 from whos_online.page import visit_of
 from whos_online.rooms import record_in_room, room_from_token
@@ -73,20 +75,37 @@ def online_fragment(request: HttpRequest) -> HttpResponseBase:
     return _conditional(request, HttpResponse(html))
 
 
-# The most users the public page lists; the rest are counted.
-PAGE_LIMIT = 200
+BOARD_SORTS = [
+    ("seen", pgettext_lazy("sort the list by", "last seen")),
+    ("name", pgettext_lazy("sort the list by", "name")),
+    ("where", pgettext_lazy("sort the list by", "where")),
+]
+BOARD_SHOWN = [
+    ("all", pgettext_lazy("show in the list", "everyone")),
+    ("users", pgettext_lazy("show in the list", "users")),
+    ("crawlers", pgettext_lazy("show in the list", "crawlers")),
+]
 
 
 @require_GET
 def who_is_online(request: HttpRequest) -> HttpResponseBase:
     """A page of everyone online, like phpBB's: users with where they are
-    and when they were last seen, and how many guests and crawlers."""
-    try:
-        roster = _roster_for(request, limit=PAGE_LIMIT)
-    except Refused as refused:
-        return HttpResponse(refused.reason, status=refused.status)
+    and when they were last seen, sorted (``?sort=name``, ``seen``,
+    ``where``), filtered (``?show=users``, ``crawlers``) and in pages
+    (``?page=2&per=50``), with the users seen today; how many guests and
+    crawlers."""
+    if not (conf.ANONYMOUS_CAN_VIEW or request.user.is_authenticated):
+        return HttpResponse("Log in to see who is online.", status=403)
+    board = board_for(request, request.GET)
     response = TemplateResponse(
-        request, "whos_online/who_is_online.html", {"roster": roster}
+        request,
+        "whos_online/who_is_online.html",
+        {
+            "roster": board.roster,
+            "board": board,
+            "board_sorts": BOARD_SORTS,
+            "board_shown": BOARD_SHOWN,
+        },
     )
     patch_vary_headers(response, ["Cookie"])
     patch_cache_control(response, private=True, no_cache=True)

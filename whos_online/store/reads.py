@@ -33,6 +33,7 @@ class Reads(StoreBase):
         hidden_limit: int = 0,
         guest_limit: int = 0,
         bot_limit: int | None = None,
+        today_named: int = 0,
     ) -> Snapshot | None:
         """The users, and as many hidden users, guests and bots as asked for,
         newest first, with every count, the record and today's figures;
@@ -42,7 +43,9 @@ class Reads(StoreBase):
         a cluster, sent to every master before any reply is read), the newest
         merged and the counts added; a shard that is down is left out (its
         breaker opened) rather than failing the page. A users or guests set
-        at its cap is counted by its estimate, kept once a minute.
+        at its cap is counted by its estimate, kept once a minute. With
+        ``today_named``, as many of the users seen today are named (any of
+        them, in the site's snapshot).
         """
         limits = (
             limit,
@@ -50,13 +53,20 @@ class Reads(StoreBase):
             guest_limit,
             limit if bot_limit is None else bot_limit,
         )
-        return self.or_default(lambda: self._snapshot(room, *limits), None)
+        return self.or_default(lambda: self._snapshot(room, limits, today_named), None)
 
-    def _snapshot(self, room: str | None, *listed: int) -> Snapshot:
+    def _snapshot(
+        self, room: str | None, listed: tuple[int, ...], today_named: int
+    ) -> Snapshot:
         config = self.config
         limits = [max(n, 0) for n in listed]
         day = self.today()
-        args: list[Arg] = [config.window, *limits, config.max_members]
+        args: list[Arg] = [
+            config.window,
+            *limits,
+            config.max_members,
+            max(today_named, 0),
+        ]
         calls = [
             Call("snapshot", self._snapshot_keys(shard, room, day), args, shard)
             for shard in self.shards
@@ -90,8 +100,9 @@ class Reads(StoreBase):
         self.state.clock.observe(float(now), generation.decode(), shard.index)
         part = _Part(float(now), [_pairs(flat) for flat in listed], counts)
         if site:
-            daily, where, estimates = site
+            daily, where, estimates, named = site
             part.today = [int(n) for n in daily]
+            part.today_named = decoded(named)
             listed_users = [member for flat in part.lists[:2] for member, _ in flat]
             part.where = {
                 member: found
@@ -133,6 +144,7 @@ class Reads(StoreBase):
             record=record,
             today=today,
             where={k: v for part in parts for k, v in part.where.items()},
+            today_named=[member for part in parts for member in part.today_named],
         )
 
     def _site_figures(
@@ -332,6 +344,7 @@ class _Part:
         self.lists = lists
         self.counts = counts
         self.today = [0, 0, 0]
+        self.today_named: list[str] = []
         self.where: dict[str, bytes] = {}
         self.estimates: dict[Kind, int] = {}
 

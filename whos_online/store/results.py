@@ -134,6 +134,8 @@ class Snapshot:
     today: Today = Today()
     where: dict[str, bytes] = field(default_factory=dict)
     """Where each listed user is (see :mod:`whos_online.locations`)."""
+    today_named: list[str] = field(default_factory=list)
+    """Users seen today, as many as were asked for (any of them)."""
 
 
 @dataclass(frozen=True)

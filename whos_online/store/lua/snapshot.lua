@@ -14,17 +14,19 @@
 -- ARGV[1]     the window, in seconds
 -- ARGV[2..5]  how many to list of each set, newest first
 -- ARGV[6]     the most members a set keeps
+-- ARGV[7]     how many of today's users to name (KEYS[7]; any of them)
 --
 -- Returns {now, {users, hidden, guests, bots} as flat member/score lists,
 -- {four counts}, generation or '', and for the site's sets {users today,
 -- guests today, guests who logged in today}, {locations of the users listed,
 -- of the hidden users listed}, {the estimates of the users and guests sets,
--- -1 for a set below its cap}}.
+-- -1 for a set below its cap}, today's users named}.
 
 -- The four sets of the site or a room, by kind: users, hidden, guests, bots.
 local sets = {KEYS[1], KEYS[2], KEYS[3], KEYS[4]}
 local meta = KEYS[5]
 local window, most_members = tonumber(ARGV[1]), tonumber(ARGV[6])
+local today_named = tonumber(ARGV[7])
 local wanted = {ARGV[2], ARGV[3], ARGV[4], ARGV[5]}
 
 local t = redis.call('TIME')
@@ -65,4 +67,8 @@ for i, set in ipairs({sets[1], sets[3]}) do
     estimates[i] = redis.call('PFCOUNT', estimates_of[i])
   end
 end
-return {now, listed, counts, generation, day, where, estimates}
+local named = {}
+if today_named > 0 then
+  named = redis.call('SRANDMEMBER', users_today, today_named)
+end
+return {now, listed, counts, generation, day, where, estimates, named}

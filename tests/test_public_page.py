@@ -1,0 +1,155 @@
+"""The public "Who is online" page as phpBB's: sorted by name, last seen or
+where; filtered to users or crawlers; pages of any size, one round trip
+each; the users seen today beside it; all as the viewer may learn it."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from django.contrib.auth.models import User
+from django.test import Client
+from pytest_django.fixtures import Settings as SettingsWrapper
+
+from tests import presence
+from tests.conftest import Clock, CommandCounter
+from whos_online.models import Visibility
+
+pytestmark = pytest.mark.django_db
+
+PAGE = "/whos-online/"
+GOOGLEBOT = "Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)"
+
+
+def listed(html: str) -> list[str]:
+    """The users of the table, in order."""
+    table = html.split('<table class="whos-online-table">')[1].split("</table>")[0]
+    return re.findall(r"<bdi>([^<]+)</bdi>", table)
+
+
+def today(html: str) -> list[str]:
+    if "whos-online-today-users" not in html:
+        return []
+    section = html.split('class="whos-online-today-users"')[1].split("</section>")[0]
+    return re.findall(r"<bdi>([^<]+)</bdi>", section)
+
+
+@pytest.fixture
+def three_users(django_user_model: type[User], clock: Clock) -> list[User]:
+    """carol first, then alice reading the forum, then bob on the members."""
+    users = []
+    for name, path in (("carol", "/"), ("alice", "/forum/"), ("bob", "/members/")):
+        user = django_user_model.objects.create_user(name)
+        browser = Client()
+        browser.force_login(user)
+        browser.get(path)
+        users.append(user)
+        clock.advance(10)
+    return users
+
+
+@pytest.mark.usefixtures("three_users")
+def test_the_list_is_the_newest_first_by_default() -> None:
+    assert listed(Client().get(PAGE).content.decode()) == ["bob", "alice", "carol"]
+
+
+@pytest.mark.usefixtures("three_users")
+def test_the_list_can_be_sorted_by_name() -> None:
+    html = Client().get(PAGE, {"sort": "name"}).content.decode()
+    assert listed(html) == ["alice", "bob", "carol"]
+    assert '<strong aria-current="true">name</strong>' in html
+
+
+@pytest.mark.usefixtures("three_users")
+def test_the_list_can_be_sorted_by_where_those_nowhere_last() -> None:
+    html = Client().get(PAGE, {"sort": "where"}).content.decode()
+    assert listed(html) == ["bob", "alice", "carol"]  # Looking…, Reading…, —
+
+
+@pytest.mark.usefixtures("three_users")
+def test_pages_of_any_size_follow_the_sort() -> None:
+    first = Client().get(PAGE, {"sort": "name", "per": "2"}).content.decode()
+    second = Client().get(PAGE, {"sort": "name", "per": "2", "page": "2"})
+    assert listed(first) == ["alice", "bob"]
+    assert listed(second.content.decode()) == ["carol"]
+    assert 'rel="next"' in first and "Page 1 of 2" in first
+    assert 'rel="prev"' in second.content.decode()
+
+
+@pytest.mark.usefixtures("three_users", "warm_scripts")
+def test_each_page_costs_one_round_trip(redis_commands: CommandCounter) -> None:
+    reader = Client()
+    reader.get("/")  # recorded and guarded
+    for page in ("1", "2", "3"):
+        redis_commands.reset()
+        reader.get(PAGE, {"per": "1", "page": page})
+        assert redis_commands.round_trips == 1
+
+
+@pytest.mark.usefixtures("three_users")
+def test_a_page_past_the_last_is_the_last() -> None:
+    html = Client().get(PAGE, {"per": "2", "page": "9"}).content.decode()
+    assert listed(html) == ["carol"]
+
+
+@pytest.mark.usefixtures("three_users")
+def test_nonsense_asks_read_as_the_defaults() -> None:
+    html = Client().get(PAGE, {"sort": "x", "show": "y", "per": "z"}).content.decode()
+    assert listed(html) == ["bob", "alice", "carol"]
+
+
+@pytest.mark.usefixtures("three_users")
+def test_the_list_can_show_crawlers_only() -> None:
+    Client(HTTP_USER_AGENT=GOOGLEBOT).get("/")
+    html = Client().get(PAGE, {"show": "crawlers"}).content.decode()
+    assert "whos-online-table" not in html
+    assert "<bdi>Googlebot</bdi>" in html
+
+
+@pytest.mark.usefixtures("three_users")
+def test_the_list_can_show_users_only() -> None:
+    Client(HTTP_USER_AGENT=GOOGLEBOT).get("/")
+    html = Client().get(PAGE, {"show": "users"}).content.decode()
+    assert listed(html) == ["bob", "alice", "carol"]
+    assert "<bdi>Googlebot</bdi>" not in html
+
+
+def test_the_users_seen_today_are_named_beside_the_list(
+    three_users: list[User], clock: Clock
+) -> None:
+    clock.advance(20 * 60)  # they left the window, but were seen today
+    html = Client().get(PAGE).content.decode()
+    assert today(html) == ["alice", "bob", "carol"]
+
+
+def test_the_users_seen_today_leave_out_whoever_appears_offline(
+    three_users: list[User],
+) -> None:
+    Visibility.objects.create(user=three_users[0], invisible=True)  # carol
+    assert today(Client().get(PAGE).content.decode()) == ["alice", "bob"]
+
+
+def test_the_users_seen_today_follow_who_sees_names(
+    three_users: list[User], settings: SettingsWrapper
+) -> None:
+    settings.WHOS_ONLINE_NAMES_VISIBLE_TO = "users"
+    assert today(Client().get(PAGE).content.decode()) == []
+
+
+def test_the_users_seen_today_leave_out_whom_the_site_hides(
+    django_user_model: type[User], settings: SettingsWrapper
+) -> None:
+    ghost = django_user_model.objects.create_user("ghost")
+    presence.record_user(ghost.pk)  # seen today before the rule
+    settings.WHOS_ONLINE_IS_HIDDEN = "tests.hiding.is_ghost"
+    staff = Client()
+    staff.force_login(django_user_model.objects.create_user("s", is_staff=True))
+    assert "ghost" not in today(Client().get(PAGE).content.decode())
+    assert "ghost" in today(staff.get(PAGE).content.decode())
+
+
+def test_the_page_is_refused_to_guests_where_the_site_says(
+    settings: SettingsWrapper,
+) -> None:
+    settings.WHOS_ONLINE_ANONYMOUS_CAN_VIEW = False
+    assert Client().get(PAGE).status_code == 403
