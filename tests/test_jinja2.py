@@ -196,6 +196,17 @@ def test_the_public_page_is_shown_in_the_sites_jinja2_layout(
     assert "bob" not in page.text
 
 
+@pytest.mark.usefixtures("online")
+def test_the_public_page_in_a_jinja2_layout_can_be_sorted_and_filtered(
+    settings: SettingsWrapper,
+) -> None:
+    jinja2_first(settings)
+    page = Client().get("/whos-online/", {"sort": "name"}).text
+    assert '<strong aria-current="true">name</strong>' in page
+    assert '<a href="?sort=where&amp;show=all&amp;per=50">where</a>' in page
+    assert '<a href="?sort=name&amp;show=crawlers&amp;per=50">crawlers</a>' in page
+
+
 def test_install_gives_an_environment_of_ones_own_the_functions_and_filters() -> None:
     env = install(Environment())
     assert "whos_online" in env.globals

@@ -11,11 +11,20 @@ from dataclasses import dataclass
 from typing import Any
 
 from django.http import HttpRequest
+from django.utils.translation import pgettext_lazy
 
 from whos_online.roster import BADGE_NAMES, Named, OnlineUser, Roster, online_roster
 
-SORTS = ("seen", "name", "where")
-SHOWN = ("all", "users", "crawlers")
+SORTS = {
+    "seen": pgettext_lazy("sort the list by", "last seen"),
+    "name": pgettext_lazy("sort the list by", "name"),
+    "where": pgettext_lazy("sort the list by", "where"),
+}
+SHOWN = {
+    "all": pgettext_lazy("show in the list", "everyone"),
+    "users": pgettext_lazy("show in the list", "users"),
+    "crawlers": pgettext_lazy("show in the list", "crawlers"),
+}
 PER_PAGE = 50
 MOST_PER_PAGE = 200
 # The most users the page can list, however it is sorted: the newest.
@@ -37,6 +46,16 @@ class Board:
     page: int
     per: int
     pages: int
+
+    @property
+    def sorts(self) -> list[tuple[str, Any]]:
+        """Each way to sort the list, with its words."""
+        return list(SORTS.items())
+
+    @property
+    def shown_choices(self) -> list[tuple[str, Any]]:
+        """Each way to filter the list, with its words."""
+        return list(SHOWN.items())
 
     @property
     def previous(self) -> int | None:
@@ -89,8 +108,8 @@ def _by_where(online: OnlineUser) -> Any:
 _SORT_KEYS = {"seen": _by_seen, "name": _by_name, "where": _by_where}
 
 
-def _one_of(value: str | None, choices: tuple[str, ...]) -> str:
-    return value if value in choices else choices[0]
+def _one_of(value: str | None, choices: Mapping[str, Any]) -> str:
+    return value if value is not None and value in choices else next(iter(choices))
 
 
 def _whole(value: str | None, default: int) -> int:

@@ -29,7 +29,6 @@ from django.utils.cache import (
     patch_vary_headers,
 )
 from django.utils.http import url_has_allowed_host_and_scheme
-from django.utils.translation import pgettext_lazy
 from django.views.decorators.csrf import csrf_exempt, csrf_protect
 from django.views.decorators.http import require_GET, require_POST
 
@@ -75,18 +74,6 @@ def online_fragment(request: HttpRequest) -> HttpResponseBase:
     return _conditional(request, HttpResponse(html))
 
 
-BOARD_SORTS = [
-    ("seen", pgettext_lazy("sort the list by", "last seen")),
-    ("name", pgettext_lazy("sort the list by", "name")),
-    ("where", pgettext_lazy("sort the list by", "where")),
-]
-BOARD_SHOWN = [
-    ("all", pgettext_lazy("show in the list", "everyone")),
-    ("users", pgettext_lazy("show in the list", "users")),
-    ("crawlers", pgettext_lazy("show in the list", "crawlers")),
-]
-
-
 @require_GET
 def who_is_online(request: HttpRequest) -> HttpResponseBase:
     """A page of everyone online, like phpBB's: users with where they are
@@ -100,12 +87,7 @@ def who_is_online(request: HttpRequest) -> HttpResponseBase:
     response = TemplateResponse(
         request,
         "whos_online/who_is_online.html",
-        {
-            "roster": board.roster,
-            "board": board,
-            "board_sorts": BOARD_SORTS,
-            "board_shown": BOARD_SHOWN,
-        },
+        {"roster": board.roster, "board": board},
     )
     patch_vary_headers(response, ["Cookie"])
     patch_cache_control(response, private=True, no_cache=True)
