@@ -339,3 +339,44 @@ def test_a_page_showing_a_staff_members_view_is_private_over_asgi(
     staff.force_login(django_user_model.objects.create_user("s", is_staff=True))
     response = async_to_sync(staff.get)(f"/every-output/{SUBJECT}/")
     assert "private" in response["Cache-Control"]
+
+
+# Outputs only staff reach: the rules that bind staff too are the site's own
+# (WHOS_ONLINE_CAN_SEE) and the least number of names.
+
+
+def admin_editing_notice(subject: User, django_user_model: type[User]) -> str:
+    """A staff member's ask of a change form the subject has open (editing)."""
+    from django.contrib.auth.models import Group
+
+    topic, _ = Group.objects.get_or_create(name="topic")
+    for room in (
+        f"admin:auth.group:{topic.pk}",
+        f"admin-editing:auth.group:{topic.pk}",
+    ):
+        presence.record_in_room(room, "users", str(subject.pk))
+    django_user_model.objects.create_superuser("editor", "e@example.com", "pw")
+    staff = Client()
+    staff.login(username="editor", password="pw")
+    answer = staff.post(f"/editing-admin/auth/group/{topic.pk}/presence/").json()
+    return str(answer["html"])
+
+
+def test_the_admin_notice_names_nobody_below_the_least_number(
+    subject: User, settings: SettingsWrapper, django_user_model: type[User]
+) -> None:
+    settings.WHOS_ONLINE_MIN_NAMES_LISTED = 3  # the subject and the staff member
+    assert learnt_about(admin_editing_notice(subject, django_user_model)) == []
+
+
+@pytest.mark.usefixtures("friends_only")
+def test_the_admin_notice_names_nobody_the_sites_rule_keeps_from_staff(
+    subject: User, django_user_model: type[User]
+) -> None:
+    assert learnt_about(admin_editing_notice(subject, django_user_model)) == []
+
+
+def test_the_admin_notice_names_whom_staff_may_see(
+    subject: User, django_user_model: type[User]
+) -> None:
+    assert learnt_about(admin_editing_notice(subject, django_user_model)) == ["name"]

@@ -482,7 +482,7 @@ def test_an_away_users_row_says_away_in_each_language(
 
 @pytest.mark.parametrize("language", ["de", "es", "fr", "pt-br", "ru"])
 def test_the_last_seen_words_and_choices_are_translated(language: str) -> None:
-    from whos_online.roster import grade_label
+    from whos_online.gate import grade_label
     from whos_online.statuses import STATUS_LABELS
 
     with translation.override(language):

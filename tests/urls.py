@@ -13,6 +13,7 @@ from django.views import View
 from django.views.decorators.cache import cache_page
 from django.views.decorators.csrf import csrf_protect
 
+from tests import editing_admin
 from whos_online.locations import LocationMixin, location
 from whos_online.rooms import RoomMixin, records_room
 
@@ -218,4 +219,5 @@ urlpatterns = [
     path("unformattable-room/", unformattable_room),
     path("whos-online/", include("whos_online.urls")),
     path("admin/", admin.site.urls),
+    path("editing-admin/", editing_admin.site.urls),
 ]

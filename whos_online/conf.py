@@ -120,6 +120,18 @@ class Settings:
         return self._get("HEARTBEAT_SECONDS", 60)
 
     @property
+    def ADMIN_EDITING(self) -> bool:
+        """Whether every ModelAdmin's change form shows who else is editing
+        it (``ConcurrentEditingMixin`` adds it to one ModelAdmin)."""
+        return self._get("ADMIN_EDITING", False)
+
+    @property
+    def ADMIN_EDITING_SECONDS(self) -> int:
+        """Seconds between a change form's asks of who else is editing it;
+        whoever missed six in a row has closed theirs."""
+        return self._get("ADMIN_EDITING_SECONDS", 10)
+
+    @property
     def MAX_ROOMS(self) -> int:
         """The most rooms in use within one window; new rooms wait beyond it."""
         return self._get("MAX_ROOMS", 10_000)

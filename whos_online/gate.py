@@ -36,6 +36,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import replace
 from typing import Any, Literal
 
+from django.utils.translation import pgettext_lazy
+
 from whos_online import visibility
 from whos_online.conf import conf, get_config
 from whos_online.store import Counts, Today, get_store
@@ -49,6 +51,12 @@ GRADES: tuple[tuple[float, Grade], ...] = (
     (7 * DAY, "within-a-week"),
     (30 * DAY, "within-a-month"),
 )
+GRADE_LABELS = {
+    "recently": pgettext_lazy("last seen", "last seen recently"),
+    "within-a-week": pgettext_lazy("last seen", "last seen within a week"),
+    "within-a-month": pgettext_lazy("last seen", "last seen within a month"),
+    "long-ago": pgettext_lazy("last seen", "last seen a long time ago"),
+}
 
 
 def is_active_staff(user: Any) -> bool:
@@ -246,6 +254,11 @@ def grade_of(ago: float) -> Grade:
         if ago < within:
             return grade
     return "long-ago"
+
+
+def grade_label(grade: Grade | None) -> str:
+    """How long ago, roughly, in the active language ("" for none)."""
+    return "" if grade is None else str(GRADE_LABELS[grade])
 
 
 def status_for(last_seen: float | None, now: float) -> Status:

@@ -19,12 +19,11 @@ from typing import Any
 from django.contrib.auth import get_user_model
 from django.core.exceptions import ValidationError
 from django.http import HttpRequest
-from django.utils.translation import pgettext_lazy
 
 from whos_online import page
 from whos_online.bots import is_known
 from whos_online.conf import conf
-from whos_online.gate import Gate, Grade
+from whos_online.gate import Gate, Grade, grade_label
 from whos_online.locations import Location, parse
 from whos_online.page import visit_made, visit_of
 from whos_online.rooms import room_name, rooms_of_page
@@ -125,18 +124,6 @@ class Roster(Windowed):
         return max(self.nameable - len(self.users), 0)
 
 
-GRADE_LABELS = {
-    "recently": pgettext_lazy("last seen", "last seen recently"),
-    "within-a-week": pgettext_lazy("last seen", "last seen within a week"),
-    "within-a-month": pgettext_lazy("last seen", "last seen within a month"),
-    "long-ago": pgettext_lazy("last seen", "last seen a long time ago"),
-}
-
-
-def grade_label(grade: Grade | None) -> str:
-    return "" if grade is None else str(GRADE_LABELS[grade])
-
-
 def gate_of(viewer: Any, request: HttpRequest | None) -> Gate:
     """The gate an output asks: the page's, noted as used, when there is a
     request; else one for ``viewer``."""
@@ -150,6 +137,7 @@ def online_roster(
     viewer: Any = None,
     request: HttpRequest | None = None,
     today_named: int = 0,
+    window: int | None = None,
 ) -> Roster:
     """Who is online now, as the gate lets the viewer see it: one Redis
     round trip and at most two queries (the users' choices, the users).
@@ -157,18 +145,21 @@ def online_roster(
     Given the ``request``, every roster of the page shares one snapshot: the
     widget and any number of ``{% online_count %}`` cost one round trip.
     With ``today_named``, the roster also names as many users seen today
-    (``today_users``), in the same round trip and one query more.
+    (``today_users``), in the same round trip and one query more. With
+    ``window`` (seconds), it is who was seen within it, read afresh.
     """
     limit = conf.MAX_NAMES if limit is None else max(limit, 0)
     gate = gate_of(viewer, request)
     shows_hidden = gate.shows_hidden
     # The site's rule sees every user it may hide, up to BADGE_NAMES.
     listing = max(limit, BADGE_NAMES) if gate.judges_each_user else limit
-    if today_named:
+    if today_named or window is not None:
         snapshot = get_store().snapshot(
             listing,
+            room=room,
             hidden_limit=listing if shows_hidden else 0,
             today_named=today_named,
+            window=window,
         )
     else:
         snapshot = snapshot_for(listing, room, shows_hidden, request)

@@ -108,6 +108,11 @@ SETTING_RULES: dict[str, tuple[Callable[[Any], bool], str]] = {
         lambda v: is_whole(v, 2),
         "a whole number of seconds, at least 2",
     ),
+    "ADMIN_EDITING": (lambda v: isinstance(v, bool), "True or False"),
+    "ADMIN_EDITING_SECONDS": (
+        lambda v: is_whole(v, 2),
+        "a whole number of seconds, at least 2",
+    ),
     "MAX_ROOMS": (lambda v: is_whole(v, 1), "a whole number, at least 1"),
     "ROOM_TOKEN_MAX_AGE": (
         lambda v: is_whole(v, 1),

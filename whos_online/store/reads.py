@@ -34,6 +34,7 @@ class Reads(StoreBase):
         guest_limit: int = 0,
         bot_limit: int | None = None,
         today_named: int = 0,
+        window: int | None = None,
     ) -> Snapshot | None:
         """The users, and as many hidden users, guests and bots as asked for,
         newest first, with every count, the record and today's figures;
@@ -45,7 +46,8 @@ class Reads(StoreBase):
         breaker opened) rather than failing the page. A users or guests set
         at its cap is counted by its estimate, kept once a minute. With
         ``today_named``, as many of the users seen today are named (any of
-        them, in the site's snapshot).
+        them, in the site's snapshot). ``window``: seconds, instead of
+        ``WHOS_ONLINE_WINDOW`` (for presence kept current by pings).
         """
         limits = (
             limit,
@@ -53,16 +55,19 @@ class Reads(StoreBase):
             guest_limit,
             limit if bot_limit is None else bot_limit,
         )
-        return self.or_default(lambda: self._snapshot(room, limits, today_named), None)
+        within = self.config.window if window is None else window
+        return self.or_default(
+            lambda: self._snapshot(room, limits, today_named, within), None
+        )
 
     def _snapshot(
-        self, room: str | None, listed: tuple[int, ...], today_named: int
+        self, room: str | None, listed: tuple[int, ...], today_named: int, window: int
     ) -> Snapshot:
         config = self.config
         limits = [max(n, 0) for n in listed]
         day = self.today()
         args: list[Arg] = [
-            config.window,
+            window,
             *limits,
             config.max_members,
             max(today_named, 0),
@@ -82,7 +87,7 @@ class Reads(StoreBase):
             self.client, calls, self.state.shard_breakers, figures
         )
         parts = [self._part(call.shard, reply) for call, reply in answered]
-        return self._merged(parts, replies if room is None else None, limits)
+        return self._merged(parts, replies if room is None else None, limits, window)
 
     def _snapshot_keys(self, shard: Shard, room: str | None, day: int) -> list[str]:
         if room is not None:
@@ -115,7 +120,11 @@ class Reads(StoreBase):
         return part
 
     def _merged(
-        self, parts: list[_Part], figures: list[Any] | None, limits: list[int]
+        self,
+        parts: list[_Part],
+        figures: list[Any] | None,
+        limits: list[int],
+        window: int,
     ) -> Snapshot:
         totals = dict.fromkeys(KINDS, 0)
         estimated: set[Kind] = set()
@@ -135,7 +144,7 @@ class Reads(StoreBase):
             record, today = self._site_figures(parts, figures, counts, now)
         return Snapshot(
             now=now,
-            window=self.config.window,
+            window=window,
             users=lists[0],
             hidden=lists[1],
             guests=lists[2],
@@ -309,13 +318,17 @@ class Reads(StoreBase):
         return found
 
     def in_room(
-        self, room: str, pks: Iterable[object]
+        self, room: str, pks: Iterable[object], window: int | None = None
     ) -> tuple[set[str], set[str]] | None:
-        """Which of the users ``pks`` are in ``room`` now: (visible, hidden);
+        """Which of the users ``pks`` are in ``room`` now (seen within
+        ``window`` seconds, by default the window): (visible, hidden);
         ``None`` if Redis failed. One round trip: a script per shard."""
-        return self.or_default(lambda: self._in_room(room, pks), None)
+        within = self.config.window if window is None else window
+        return self.or_default(lambda: self._in_room(room, pks, within), None)
 
-    def _in_room(self, room: str, pks: Iterable[object]) -> tuple[set[str], set[str]]:
+    def _in_room(
+        self, room: str, pks: Iterable[object], window: int
+    ) -> tuple[set[str], set[str]]:
         by_shard: dict[Shard, list[str]] = {}
         for pk in dict.fromkeys(str(pk) for pk in pks):
             by_shard.setdefault(self.shard_of(pk), []).append(pk)
@@ -325,7 +338,7 @@ class Reads(StoreBase):
             Call(
                 "in_room",
                 [shard.room_key(room, "users"), shard.room_key(room, "hidden")],
-                [self.config.window, *members],
+                [window, *members],
                 shard,
             )
             for shard, members in by_shard.items()

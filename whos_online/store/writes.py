@@ -4,6 +4,7 @@ mode. Each is one round trip but where a docstring says otherwise."""
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from typing import Any
 
 from redis.exceptions import RedisError
@@ -277,6 +278,19 @@ class Writes(StoreBase):
         if was_hidden is None:
             return LoggedOut(removed=False, hidden=False)
         return LoggedOut(removed=True, hidden=bool(was_hidden))
+
+    def leave_rooms(self, pk: str, rooms: Sequence[str]) -> bool:
+        """The user ``pk`` leaves ``rooms`` (valid names) at once, their
+        places freed: one round trip; ``False`` if Redis failed."""
+        return self.or_default(
+            lambda: self._leave_rooms(pk, rooms), False, self.breaker_of(pk)
+        )
+
+    def _leave_rooms(self, pk: str, rooms: Sequence[str]) -> bool:
+        shard = self.shard_of(pk)
+        keys = [shard.room_sizes(), shard.room_members(), shard.rooms_of(pk)]
+        scripts.run(self.client, "leave", [*keys, shard.start()], [pk, *rooms])
+        return True
 
     def set_invisible(self, pk: str, invisible: bool) -> bool:
         """Move the user ``pk`` at once to the hidden sets (``invisible``) or

@@ -1,0 +1,20 @@
+"""An admin site whose groups use ``ConcurrentEditingMixin``, as a site that
+opts in per ModelAdmin does (tests/test_admin_editing.py); the default
+admin's groups do not."""
+
+from __future__ import annotations
+
+from django.contrib.admin import AdminSite
+from django.contrib.auth.admin import GroupAdmin
+from django.contrib.auth.models import Group
+
+from whos_online.admin import ConcurrentEditingMixin
+
+site = AdminSite(name="editing_admin")
+
+
+class EditedGroupAdmin(ConcurrentEditingMixin, GroupAdmin):
+    pass
+
+
+site.register(Group, EditedGroupAdmin)

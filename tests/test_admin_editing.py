@@ -1,0 +1,436 @@
+"""Who else is editing this, in the Django admin.
+
+A change form of a ModelAdmin with ``ConcurrentEditingMixin`` (or of every
+ModelAdmin, with ``WHOS_ONLINE_ADMIN_EDITING``) shows the other staff who
+have the same object open, and which of them are editing it rather than
+viewing it; the form's script keeps that current by asking the form's
+presence URL every ``WHOS_ONLINE_ADMIN_EDITING_SECONDS``. Saving over
+someone else's save since the form was opened is refused until the staff
+member says they mean it. Everything named goes through the gate.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import pytest
+from django.apps import apps
+from django.contrib.admin import AdminSite
+from django.contrib.auth.admin import GroupAdmin, UserAdmin
+from django.contrib.auth.models import Group, User
+from django.db import connection
+from django.test import Client, RequestFactory
+from django.test.utils import CaptureQueriesContext
+from django.utils import translation
+from pytest_django.fixtures import Settings as SettingsWrapper
+
+from tests.conftest import Clock, CommandCounter
+from whos_online import admin as whos_online_admin
+from whos_online import editing
+from whos_online.admin import ConcurrentEditingMixin
+from whos_online.models import Visibility
+
+pytestmark = pytest.mark.django_db
+
+ADMIN = "/editing-admin/auth/group"
+NOTICE = re.compile(r'<div class="whos-online-editing"[^>]*>(.*?)</div>', re.S)
+
+
+@pytest.fixture
+def topic() -> Group:
+    return Group.objects.create(name="Release notes")
+
+
+def staff(name: str, **extra: Any) -> Client:
+    User.objects.create_superuser(name, f"{name}@example.com", "pw", **extra)
+    client = Client()
+    client.login(username=name, password="pw")
+    return client
+
+
+@pytest.fixture
+def ana() -> Client:
+    return staff("ana")
+
+
+@pytest.fixture
+def bo() -> Client:
+    return staff("bo")
+
+
+def open_form(client: Client, topic: Group) -> str:
+    response = client.get(f"{ADMIN}/{topic.pk}/change/")
+    assert response.status_code == 200
+    return response.content.decode()
+
+
+def notice(page: str) -> str:
+    """The text of the change form's notice, tags left out."""
+    found = NOTICE.search(page)
+    assert found is not None, "the change form has no notice of who else is here"
+    return text(found.group(1))
+
+
+def opened(page: str) -> str:
+    found = re.search(r'name="whos_online_opened" value="(\d+)"', page)
+    assert found is not None
+    return found.group(1)
+
+
+def text(html: str) -> str:
+    """What a reader sees of ``html``: its words, tags left out."""
+    return " ".join(re.sub(r"<[^>]+>", "", html).split())
+
+
+def ping(client: Client, topic: Group, **data: str) -> dict[str, Any]:
+    response = client.post(f"{ADMIN}/{topic.pk}/presence/", data)
+    assert response.status_code == 200
+    answer: dict[str, Any] = response.json()
+    answer["text"] = text(answer["html"])
+    return answer
+
+
+def close_form(client: Client, topic: Group) -> None:
+    response = client.post(f"{ADMIN}/{topic.pk}/presence/", {"leaving": "1"})
+    assert response.status_code == 204
+
+
+def save(client: Client, topic: Group, name: str, **extra: str) -> Any:
+    form = {"name": name, **extra}
+    return client.post(f"{ADMIN}/{topic.pk}/change/", form)
+
+
+def test_a_change_form_shows_who_else_has_the_object_open(
+    topic: Group, ana: Client, bo: Client
+) -> None:
+    open_form(ana, topic)
+    assert notice(open_form(bo, topic)) == "ana is viewing this group."
+
+
+def test_nobody_else_here_shows_no_names(topic: Group, ana: Client) -> None:
+    open_form(ana, topic)
+    assert notice(open_form(ana, topic)) == ""
+
+
+def test_someone_changing_the_form_shows_as_editing(
+    topic: Group, ana: Client, bo: Client
+) -> None:
+    ping(ana, topic, editing="1")
+    answer = ping(bo, topic)
+    assert answer["text"] == "ana is editing this group."
+    assert answer["editing"] == 1
+
+
+def test_the_others_are_kept_current_while_the_form_is_open(
+    topic: Group, ana: Client, bo: Client
+) -> None:
+    open_form(bo, topic)
+    assert ping(bo, topic)["text"] == ""
+    ping(ana, topic)
+    assert ping(bo, topic)["text"] == "ana is viewing this group."
+
+
+def test_someone_who_closes_the_form_leaves_at_once(
+    topic: Group, ana: Client, bo: Client
+) -> None:
+    ping(ana, topic, editing="1")
+    close_form(ana, topic)
+    assert ping(bo, topic)["text"] == ""
+
+
+def test_someone_whose_form_stops_asking_drops_off(
+    topic: Group, ana: Client, bo: Client, clock: Clock, settings: SettingsWrapper
+) -> None:
+    settings.WHOS_ONLINE_ADMIN_EDITING_SECONDS = 10
+    ping(ana, topic)
+    clock.advance(59)
+    assert ping(bo, topic)["text"] == "ana is viewing this group."
+    clock.advance(2)  # six pings missed
+    assert ping(bo, topic)["text"] == ""
+
+
+def test_editing_turns_back_to_viewing_once_the_changes_are_gone(
+    topic: Group, ana: Client, bo: Client, clock: Clock
+) -> None:
+    ping(ana, topic, editing="1")
+    clock.advance(61)
+    ping(ana, topic)  # the form is as it was opened again
+    assert ping(bo, topic)["text"] == "ana is viewing this group."
+
+
+def test_other_objects_are_other_rooms(ana: Client, bo: Client) -> None:
+    first, second = Group.objects.create(name="a"), Group.objects.create(name="b")
+    ping(ana, first, editing="1")
+    assert ping(bo, second)["text"] == ""
+
+
+def test_a_save_by_someone_else_since_the_form_was_opened_is_told_at_once(
+    topic: Group, ana: Client, bo: Client
+) -> None:
+    mark = opened(open_form(ana, topic))
+    assert save(bo, topic, "Release notes 2").status_code == 302
+    answer = ping(ana, topic, opened=mark)
+    assert answer["saved"] is True
+    assert "bo saved this group after you opened it." in answer["text"]
+
+
+def test_saving_over_someone_elses_save_is_refused_with_a_warning(
+    topic: Group, ana: Client, bo: Client
+) -> None:
+    mark = opened(open_form(ana, topic))
+    save(bo, topic, "Bo's title")
+    response = save(ana, topic, "Ana's title", whos_online_opened=mark)
+    assert response.status_code == 200
+    page = response.content.decode()
+    assert "bo saved this group after you opened it." in text(page)
+    assert 'name="whos_online_overwrite"' in page
+    topic.refresh_from_db()
+    assert topic.name == "Bo's title"
+
+
+def test_saving_over_it_on_purpose_is_kept(
+    topic: Group, ana: Client, bo: Client
+) -> None:
+    mark = opened(open_form(ana, topic))
+    save(bo, topic, "Bo's title")
+    response = save(
+        ana, topic, "Ana's title", whos_online_opened=mark, whos_online_overwrite="1"
+    )
+    assert response.status_code == 302
+    topic.refresh_from_db()
+    assert topic.name == "Ana's title"
+
+
+def test_ones_own_earlier_save_is_no_conflict(topic: Group, ana: Client) -> None:
+    mark = opened(open_form(ana, topic))
+    save(ana, topic, "First", whos_online_opened=mark)
+    assert save(ana, topic, "Second", whos_online_opened=mark).status_code == 302
+
+
+def test_a_form_sent_without_the_mark_saves_as_django_would(
+    topic: Group, ana: Client, bo: Client
+) -> None:
+    open_form(ana, topic)
+    save(bo, topic, "Bo's title")
+    assert save(ana, topic, "Ana's title").status_code == 302
+
+
+def test_a_deletion_since_the_form_was_opened_is_told(
+    topic: Group, ana: Client, bo: Client
+) -> None:
+    mark = opened(open_form(ana, topic))
+    bo.post(f"{ADMIN}/{topic.pk}/delete/", {"post": "yes"})
+    response = ana.post(f"{ADMIN}/{topic.pk}/presence/", {"opened": mark})
+    assert response.status_code == 404
+    assert text(response.json()["html"]) == "bo deleted this group after you opened it."
+
+
+def test_a_user_who_appears_offline_is_shown_to_staff_as_hidden(
+    topic: Group, ana: Client, bo: Client
+) -> None:
+    Visibility.objects.create(user=User.objects.get(username="ana"), invisible=True)
+    ping(ana, topic)
+    assert ping(bo, topic)["text"] == "ana (appears offline) is viewing this group."
+
+
+def test_the_sites_rule_keeps_people_out_of_the_notice(
+    topic: Group, ana: Client, bo: Client, settings: SettingsWrapper
+) -> None:
+    settings.WHOS_ONLINE_CAN_SEE = "tests.hiding.friends_only"
+    ping(ana, topic, editing="1")
+    assert ping(bo, topic)["text"] == ""
+
+
+def test_below_the_names_minimum_the_notice_counts_without_names(
+    topic: Group, ana: Client, bo: Client, settings: SettingsWrapper
+) -> None:
+    settings.WHOS_ONLINE_MIN_NAMES_LISTED = 5
+    ping(ana, topic, editing="1")
+    assert ping(bo, topic)["text"] == "1 other person has this group open."
+
+
+def test_a_saver_the_sites_rule_hides_is_someone(
+    topic: Group, ana: Client, bo: Client, settings: SettingsWrapper
+) -> None:
+    settings.WHOS_ONLINE_CAN_SEE = "tests.hiding.friends_only"
+    mark = opened(open_form(ana, topic))
+    save(bo, topic, "Bo's title")
+    answer = ping(ana, topic, opened=mark)
+    assert "Someone else saved this group after you opened it." in answer["text"]
+    assert "bo" not in answer["html"]
+
+
+def test_names_are_escaped_and_isolated(topic: Group, bo: Client) -> None:
+    mallory = staff("<b>mallory</b>")
+    ping(mallory, topic)
+    html = ping(bo, topic)["html"]
+    assert "<bdi>&lt;b&gt;mallory&lt;/b&gt;</bdi>" in html
+
+
+def test_the_presence_url_is_for_staff_who_may_see_the_object(
+    topic: Group, alice: User
+) -> None:
+    client = Client()
+    client.force_login(alice)
+    response = client.post(f"{ADMIN}/{topic.pk}/presence/")
+    assert response.status_code == 302  # to the admin's login
+    User.objects.create_user("viewer", password="pw", is_staff=True)
+    viewer = Client()
+    viewer.login(username="viewer", password="pw")
+    assert viewer.post(f"{ADMIN}/{topic.pk}/presence/").status_code == 403
+
+
+def test_what_became_of_an_object_is_told_only_to_who_may_see_its_kind(
+    topic: Group,
+) -> None:
+    User.objects.create_user("outsider", password="pw", is_staff=True)
+    outsider = Client()
+    outsider.login(username="outsider", password="pw")
+    assert outsider.post(f"{ADMIN}/999/presence/").status_code == 403
+
+
+def test_the_add_form_is_djangos_own(ana: Client) -> None:
+    page = ana.get(f"{ADMIN}/add/").content.decode()
+    assert "whos-online-editing" not in page
+
+
+def test_an_object_whose_key_makes_no_room_name_has_no_presence(
+    ana: Client,
+) -> None:
+    viewer = User.objects.get(username="ana")
+    odd = Group(pk="a key with spaces", name="odd")
+    request = RequestFactory().post("/")
+    request.user = viewer
+    editing.enter(request, odd)
+    editing.stay(request, odd, editing=True)
+    editing.leave(request, odd)
+    assert editing.others_here(viewer, odd) == editing.Others()
+
+
+def test_the_presence_url_answers_posts_only(topic: Group, ana: Client) -> None:
+    assert ana.get(f"{ADMIN}/{topic.pk}/presence/").status_code == 405
+
+
+def test_the_presence_url_needs_the_csrf_token(topic: Group) -> None:
+    User.objects.create_superuser("csrf", "c@example.com", "pw")
+    client = Client(enforce_csrf_checks=True)
+    client.login(username="csrf", password="pw")
+    assert client.post(f"{ADMIN}/{topic.pk}/presence/").status_code == 403
+
+
+def test_the_presence_answer_is_never_cached(topic: Group, ana: Client) -> None:
+    response = ana.post(f"{ADMIN}/{topic.pk}/presence/")
+    assert "no-store" in response["Cache-Control"]
+
+
+def test_an_outage_shows_no_notice_and_saves_as_ever(
+    topic: Group, ana: Client, unreachable_redis: None
+) -> None:
+    page = open_form(ana, topic)
+    assert notice(page) == ""
+    assert ping(ana, topic)["available"] is False
+    assert save(ana, topic, "Saved in an outage").status_code == 302
+
+
+EDITING_IN = {
+    "de": "ana bearbeitet diesen Eintrag (Gruppe).",
+    "es": "ana está editando este elemento (grupo).",
+    "fr": "ana modifie cet élément (groupe).",
+    "pt_BR": "ana está editando este item (grupo).",
+    "ru": "ana редактирует этот объект (группа).",
+}
+
+
+@pytest.mark.parametrize("language", sorted(EDITING_IN))
+def test_the_notice_speaks_the_staff_members_language(
+    topic: Group, ana: Client, bo: Client, language: str
+) -> None:
+    ping(ana, topic, editing="1")
+    with translation.override(language):
+        assert ping(bo, topic)["text"] == EDITING_IN[language]
+
+
+@pytest.mark.usefixtures("warm_scripts")
+def test_a_ping_costs_three_round_trips_and_five_queries(
+    topic: Group, ana: Client, bo: Client, redis_commands: CommandCounter
+) -> None:
+    ping(bo, topic)  # bo's guard is issued: the site need not record bo again
+    ping(ana, topic, editing="1")
+    redis_commands.reset()
+    with CaptureQueriesContext(connection) as captured:
+        ping(bo, topic, opened="0")
+    # Recorded in the object's room; who is there; which of them edit.
+    assert redis_commands.round_trips == 3
+    made = [q["sql"] for q in captured if "SAVEPOINT" not in q["sql"]]
+    # The session, the user, the object, the others' choices and the others;
+    # the saves since the form was opened.
+    assert len(made) == 6, made
+
+
+@pytest.mark.usefixtures("warm_scripts")
+def test_opening_a_change_form_costs_two_round_trips(
+    topic: Group, ana: Client, bo: Client, redis_commands: CommandCounter
+) -> None:
+    ping(ana, topic)
+    open_form(bo, topic)  # bo's guard is issued
+    redis_commands.reset()
+    open_form(bo, topic)
+    # Who is there and which of them edit; bo is recorded by the form's
+    # pings, and was in the room already.
+    assert redis_commands.round_trips == 2
+
+
+def test_without_the_mixin_a_change_form_is_djangos_own(
+    topic: Group, ana: Client
+) -> None:
+    page = ana.get(f"/admin/auth/group/{topic.pk}/change/").content.decode()
+    assert "whos-online-editing" not in page
+    response = ana.post(f"/admin/auth/group/{topic.pk}/presence/")
+    assert response.status_code != 200
+
+
+def test_the_setting_gives_every_model_admin_of_a_site_the_notice(
+    settings: SettingsWrapper,
+) -> None:
+    settings.WHOS_ONLINE_ADMIN_EDITING = True
+    site = AdminSite(name="every_model")
+    site.register(Group, GroupAdmin)
+    site.register(User, UserAdmin)
+    whos_online_admin.add_editing_presence([site])
+    assert all(
+        isinstance(model_admin, ConcurrentEditingMixin)
+        for model_admin in site._registry.values()
+    )
+
+
+def test_with_the_setting_every_admin_site_gets_it_when_the_app_is_ready(
+    settings: SettingsWrapper, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    settings.WHOS_ONLINE_ADMIN_EDITING = True
+    site = AdminSite(name="every_site")
+    site.register(Group, GroupAdmin)
+    monkeypatch.setattr(whos_online_admin, "all_sites", [site])
+    apps.get_app_config("whos_online").ready()
+    assert isinstance(site._registry[Group], ConcurrentEditingMixin)
+
+
+def test_without_the_setting_no_model_admin_is_changed() -> None:
+    site = AdminSite(name="untouched")
+    site.register(Group, GroupAdmin)
+    whos_online_admin.add_editing_presence([site])
+    assert type(site._registry[Group]) is GroupAdmin
+
+
+def test_a_model_admin_that_opted_in_is_left_as_it_is(
+    settings: SettingsWrapper,
+) -> None:
+    settings.WHOS_ONLINE_ADMIN_EDITING = True
+    site = AdminSite(name="opted_in")
+
+    class Chosen(ConcurrentEditingMixin, GroupAdmin):
+        pass
+
+    site.register(Group, Chosen)
+    whos_online_admin.add_editing_presence([site])
+    assert type(site._registry[Group]) is Chosen
