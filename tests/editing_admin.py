@@ -5,8 +5,8 @@ admin's groups do not."""
 from __future__ import annotations
 
 from django.contrib.admin import AdminSite
-from django.contrib.auth.admin import GroupAdmin
-from django.contrib.auth.models import Group
+from django.contrib.auth.admin import GroupAdmin, UserAdmin
+from django.contrib.auth.models import Group, User
 
 from whos_online.admin import ConcurrentEditingMixin
 
@@ -18,3 +18,10 @@ class EditedGroupAdmin(ConcurrentEditingMixin, GroupAdmin):
 
 
 site.register(Group, EditedGroupAdmin)
+
+
+class EditedUserAdmin(ConcurrentEditingMixin, UserAdmin):  # type: ignore[type-arg]
+    """A ModelAdmin whose ``get_form`` takes no ``change`` argument of its own."""
+
+
+site.register(User, EditedUserAdmin)

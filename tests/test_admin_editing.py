@@ -11,6 +11,7 @@ member says they mean it. Everything named goes through the gate.
 
 from __future__ import annotations
 
+import json
 import re
 from typing import Any
 
@@ -108,6 +109,16 @@ def test_a_change_form_shows_who_else_has_the_object_open(
     assert notice(open_form(bo, topic)) == "ana is viewing this group."
 
 
+def test_a_model_admin_of_djangos_own_keeps_working(ana: Client, bo: Client) -> None:
+    subject = User.objects.create_user("carl")
+    url = f"/editing-admin/auth/user/{subject.pk}/change/"
+    mark = opened(ana.get(url).content.decode())
+    form = {"username": "carl", "date_joined_0": "2026-01-01", "date_joined_1": "00:00"}
+    assert bo.post(url, form).status_code == 302
+    refused = ana.post(url, {**form, "whos_online_opened": mark})
+    assert "bo saved this user after you opened it." in text(refused.content.decode())
+
+
 def test_nobody_else_here_shows_no_names(topic: Group, ana: Client) -> None:
     open_form(ana, topic)
     assert notice(open_form(ana, topic)) == ""
@@ -187,6 +198,25 @@ def test_saving_over_someone_elses_save_is_refused_with_a_warning(
     assert 'name="whos_online_overwrite"' in page
     topic.refresh_from_db()
     assert topic.name == "Bo's title"
+
+
+def script_config(page: str) -> dict[str, Any]:
+    found = re.search(r'id="whos-online-editing-script"[^>]*>(.*?)</script>', page)
+    assert found is not None
+    config: dict[str, Any] = json.loads(found.group(1))
+    return config
+
+
+def test_a_refusal_is_told_once_and_a_later_save_again(
+    topic: Group, ana: Client, bo: Client
+) -> None:
+    mark = opened(open_form(ana, topic))
+    save(bo, topic, "Bo's title")
+    refused = save(ana, topic, "Ana's title", whos_online_opened=mark).content
+    after = str(script_config(refused.decode())["after"])
+    assert ping(ana, topic, opened=after)["saved"] is False  # the page says it
+    save(bo, topic, "Bo's second title")
+    assert ping(ana, topic, opened=after)["saved"] is True
 
 
 def test_saving_over_it_on_purpose_is_kept(

@@ -132,6 +132,7 @@ def demo(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         "DEMO_DB_PATH": str(workdir / "db.sqlite3"),
         "PYTHONUNBUFFERED": "1",
         "DEMO_REFRESH_SECONDS": str(REFRESH_SECONDS),
+        "DEMO_EDITING_SECONDS": str(REFRESH_SECONDS),
     }
     env.pop("REDIS_URL", None)  # always the embedded fakeredis: no shared keys
 
@@ -245,12 +246,14 @@ def site_counts(page: Page) -> Any:
     return page.locator("#online-now .whos-online-counts")
 
 
-def axe_violations(page: Page) -> list[str]:
-    """What axe-core finds wrong with the page as it is now, one line each."""
+def axe_violations(page: Page, part: str | None = None) -> list[str]:
+    """What axe-core finds wrong with the page as it is now (or with the
+    ``part`` of it a selector names), one line each."""
     page.add_script_tag(path=str(AXE))
     found = page.evaluate(
-        "async () => (await axe.run(document, {resultTypes: ['violations']}))"
-        ".violations"
+        "async (part) => (await axe.run(part ? {include: [part]} : document,"
+        " {resultTypes: ['violations']})).violations",
+        part,
     )
     return [
         f"{v['id']} ({v['impact']}): {v['help']}: "
@@ -259,13 +262,16 @@ def axe_violations(page: Page) -> list[str]:
     ]
 
 
-def screenshot(page: Page, name: str, part: Locator | None = None) -> None:
-    """Keep the page, or a part of it with a little of the page around it,
-    in .screenshots/NAME.png, to be looked at."""
+def screenshot(
+    page: Page, name: str, part: Locator | None = None, *, whole: bool = True
+) -> None:
+    """Keep the page (``whole``, or as much as the window shows), or a part
+    of it with a little of the page around it, in .screenshots/NAME.png, to
+    be looked at."""
     SCREENSHOTS.mkdir(exist_ok=True)
     path = str(SCREENSHOTS / f"{name}.png")
     if part is None:
-        page.screenshot(path=path, full_page=True)
+        page.screenshot(path=path, full_page=whole)
         return
     box = part.bounding_box()
     assert box is not None, f"{name}: nothing to see"
@@ -779,3 +785,113 @@ def test_the_staff_page_refreshes_itself_without_a_reload(log_in: LogIn) -> None
 
     expect(users).to_contain_text("bob")
     assert admin.evaluate("window.notReloaded") is True
+
+
+# Who else is editing, in the admin: the demo sets WHOS_ONLINE_ADMIN_EDITING,
+# so every change form has it; admin and editor are both superusers.
+NOTICE = "#whos-online-editing"
+
+
+def open_change_form(page: Page, username: str) -> None:
+    """Open the admin's change form of the user ``username``."""
+    page.goto(f"/admin/auth/user/?q={username}")
+    page.locator("#result_list").get_by_role("link", name=username, exact=True).click()
+    expect(page.locator("h1")).to_contain_text("Change user")
+    expect(page.locator(NOTICE)).to_be_attached()
+
+
+def close_admin(*pages: Page) -> None:
+    """Back to the demo's pages, where the fixture logs each one out."""
+    for page in pages:
+        page.goto("/")
+
+
+def test_two_staff_members_see_each_other_on_one_change_form(log_in: LogIn) -> None:
+    admin, editor = log_in("admin"), log_in("editor")
+    open_change_form(admin, "alice")
+    open_change_form(editor, "alice")
+    expect(editor.locator(NOTICE)).to_have_text("admin is viewing this user.")
+    expect(admin.locator(NOTICE)).to_have_text(
+        "editor is viewing this user.", timeout=REFRESH_WAIT_MS
+    )
+    editor.fill("#id_first_name", "Alice")
+    expect(admin.locator(NOTICE)).to_have_text(
+        "editor is editing this user.", timeout=REFRESH_WAIT_MS
+    )
+    editor.goto("/admin/")  # the form closes, and says so
+    expect(admin.locator(NOTICE)).to_have_text("", timeout=REFRESH_WAIT_MS)
+    close_admin(admin, editor)
+
+
+def test_a_save_since_the_form_was_opened_is_told_and_needs_a_tick(
+    log_in: LogIn,
+) -> None:
+    admin, editor = log_in("admin"), log_in("editor")
+    open_change_form(admin, "bob")
+    open_change_form(editor, "bob")
+    editor.fill("#id_last_name", "Builder")
+    editor.click("input[name=_continue]")
+    expect(editor.locator(".messagelist .success")).to_be_visible()
+    expect(admin.locator(NOTICE)).to_contain_text(
+        "editor saved this user after you opened it.", timeout=REFRESH_WAIT_MS
+    )
+    screenshot(admin, "admin-editing-saved", admin.locator(NOTICE))
+    admin.fill("#id_last_name", "Marley")
+    admin.click("input[name=_continue]")
+    expect(admin.locator(".errorlist.nonfield")).to_contain_text(
+        "editor saved this user"
+    )
+    screenshot(admin, "admin-editing-refused", whole=False)
+    assert axe_violations(admin, ".whos-online-overwrite") == []
+    admin.check("input[name=whos_online_overwrite]")
+    admin.click("input[name=_continue]")
+    expect(admin.locator(".messagelist .success")).to_be_visible()
+    expect(admin.locator("#id_last_name")).to_have_value("Marley")
+    close_admin(admin, editor)
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_the_change_form_notice_passes_axe(log_in: LogIn, scheme: str) -> None:
+    editor = log_in("editor")
+    open_change_form(editor, "carol")
+    editor.fill("#id_first_name", "Carol")
+    admin = log_in("admin", color_scheme=scheme)
+    open_change_form(admin, "carol")
+    expect(admin.locator(NOTICE)).to_have_text(
+        "editor is editing this user.", timeout=REFRESH_WAIT_MS
+    )
+    screenshot(admin, f"admin-editing-{scheme}", whole=False)
+    # Ours only: Django's own widgets on the form have findings of their own.
+    assert axe_violations(admin, NOTICE) == []
+    close_admin(admin, editor)
+
+
+def test_the_change_form_notice_reads_right_to_left(log_in: LogIn) -> None:
+    editor = log_in("editor")
+    open_change_form(editor, "alice")
+    admin = log_in("admin", extra_http_headers={"Accept-Language": "he"})
+    admin.goto("/admin/auth/user/")
+    admin.locator("#result_list").get_by_role("link", name="alice", exact=True).click()
+    expect(admin.locator("html")).to_have_attribute("dir", "rtl")
+    item = admin.locator(f"{NOTICE} li")
+    # No Hebrew catalog ships: the app's words are English, the model's Hebrew.
+    expect(item).to_have_text(re.compile(r"^editor is viewing this \S+\.$"))
+    # The notice's items are replaced at each ask: ask the box they are in.
+    box = admin.locator(NOTICE)
+    assert box.evaluate("box => getComputedStyle(box).direction") == "rtl"
+    screenshot(admin, "admin-editing-rtl", whole=False)
+    assert axe_violations(admin, NOTICE) == []
+    close_admin(admin, editor)
+
+
+def test_the_change_form_notice_speaks_the_browsers_language(log_in: LogIn) -> None:
+    editor = log_in("editor")
+    open_change_form(editor, "alice")
+    admin = log_in("admin", extra_http_headers={"Accept-Language": "de"})
+    admin.goto("/admin/auth/user/")
+    admin.locator("#result_list").get_by_role("link", name="alice", exact=True).click()
+    expect(admin.locator(NOTICE)).to_have_text(
+        "editor sieht sich diesen Eintrag (Benutzer) an."
+    )
+    screenshot(admin, "admin-editing-de", admin.locator(NOTICE))
+    close_admin(admin, editor)

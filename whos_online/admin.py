@@ -160,7 +160,9 @@ class ConcurrentEditingMixin(AnyModelAdmin):
         change: bool = False,
         **kwargs: Any,
     ) -> Any:
-        form = super().get_form(request, obj, change, **kwargs)
+        # ``change`` is passed on by keyword, as Django passes it: some
+        # ModelAdmins (UserAdmin) take it only among their keyword arguments.
+        form = super().get_form(request, obj, change=change, **kwargs)
         if not change or obj is None or request.method != "POST":
             return form
         if request.POST.get(OVERWRITE) == "1":
@@ -186,17 +188,21 @@ class ConcurrentEditingMixin(AnyModelAdmin):
         editing.enter(request, obj)
         form = context["adminform"].form
         sent = request.POST.get(OPENED, "") if request.method == "POST" else ""
+        opened = int(sent) if sent.isdigit() else editing.history_mark()
+        refused: Save | None = getattr(form, "whos_online_save", None)
         response.context_data = {
             **(response.context_data or {}),
             "whos_online_parent": select_template(_names(response.template_name)),
             "whos_online_editing": {
                 "others": editing.others_here(request.user, obj),
                 "model": self.opts.verbose_name,
-                "opened": sent if sent.isdigit() else editing.history_mark(),
-                "refused": getattr(form, "whos_online_save", None),
+                "opened": opened,
+                "refused": refused,
                 "script": {
                     "url": self._presence_url(obj),
                     "seconds": conf.ADMIN_EDITING_SECONDS,
+                    # The saves the page does not tell of already.
+                    "after": opened if refused is None else refused.entry,
                 },
             },
         }

@@ -55,6 +55,8 @@ class Save:
     by: str | None
     """Who made it, where the gate lets the viewer learn it."""
     deleted: bool
+    entry: int
+    """Its entry in the admin's history: a form told of it asks for newer."""
 
 
 @dataclass(frozen=True)
@@ -189,4 +191,5 @@ def save_since(viewer: Any, model: type[Model], pk: str, mark: str) -> Save | No
         return None
     gate = Gate(viewer)
     named = gate.in_audience and not gate.refused([entry.user])
-    return Save(str(entry.user) if named else None, entry.action_flag == DELETION)
+    deleted = entry.action_flag == DELETION
+    return Save(str(entry.user) if named else None, deleted, entry.pk)

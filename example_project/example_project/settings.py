@@ -92,6 +92,9 @@ LANGUAGES = [
     ("fr", "Français"),
     ("pt-br", "Português (Brasil)"),
     ("ru", "Русский"),
+    # Right to left: the admin in Hebrew (the app's words in English until a
+    # Hebrew catalog ships), to see that its notices read right to left.
+    ("he", "עברית"),
 ]
 TIME_ZONE = "UTC"
 USE_I18N = True
@@ -145,6 +148,12 @@ DEMO_REFRESH_SECONDS = int(os.environ.get("DEMO_REFRESH_SECONDS", "15"))
 # carol is counted as online but listed, and her status shown, to staff only
 # (log in as admin to see her marked hidden). See demo/presence.py.
 WHOS_ONLINE_IS_HIDDEN = "demo.presence.is_hidden"
+
+# Every change form of the admin shows who else has its object open, and who
+# of them is editing it (log in as admin and as editor in two browsers).
+# Each form asks every 10 seconds; the browser test shortens it.
+WHOS_ONLINE_ADMIN_EDITING = True
+WHOS_ONLINE_ADMIN_EDITING_SECONDS = int(os.environ.get("DEMO_EDITING_SECONDS", "10"))
 
 # Every other setting of the app is at its default: a visitor counts as
 # online for 15 minutes and as away after 5, the heartbeat pings every minute.

@@ -2,7 +2,8 @@
  * No dependencies. Every few seconds while the form is open, and at once when
  * it is changed or shown again, POSTs to the object's presence URL whether the
  * form has unsaved changes, and shows the answer: the other staff who have
- * the object open and whether someone saved it since this form was opened.
+ * the object open and whether someone saved it since this form was opened
+ * (or since the save the page tells of already, when it refused to save).
  * As the page closes, says so, so that the others see it gone at once. */
 (function () {
   "use strict";
@@ -11,8 +12,7 @@
   if (!data || !notice) return;
   var config = JSON.parse(data.textContent);
   var form = notice.closest("form");
-  var opened = form && form.querySelector("[name=whos_online_opened]");
-  if (!form || !opened || !(config.seconds > 0)) return;
+  if (!form || !(config.seconds > 0)) return;
   var editing = false;
   var timer = null;
 
@@ -20,7 +20,7 @@
     var sent = new FormData();
     var token = form.querySelector("[name=csrfmiddlewaretoken]");
     sent.append("csrfmiddlewaretoken", token ? token.value : "");
-    sent.append("opened", opened.value);
+    sent.append("opened", String(config.after));
     sent.append("editing", editing ? "1" : "0");
     Object.keys(extra).forEach(function (name) {
       sent.append(name, extra[name]);

@@ -10,23 +10,29 @@ from demo.presence import HIDDEN_USERNAMES
 PASSWORD = "whos-online"
 USERS = ["alice", "bob", "carol"]
 SUPERUSER = "admin"
+# A second member of staff, to see "who else is editing" in the admin.
+EDITOR = "editor"
 
 
 class Command(BaseCommand):
     help = (
-        f"Create the demo users {', '.join(USERS)} and the superuser {SUPERUSER}, "
+        f"Create the demo users {', '.join(USERS)} and the superusers {SUPERUSER} "
+        f"and {EDITOR}, "
         f"all with the password {PASSWORD!r}. Safe to run again."
     )
 
     def handle(self, *args: Any, verbosity: int, **options: Any) -> None:
-        for username in [*USERS, SUPERUSER]:
-            done = self._ensure_user(username, is_superuser=username == SUPERUSER)
+        for username in [*USERS, SUPERUSER, EDITOR]:
+            done = self._ensure_user(
+                username, is_superuser=username in (SUPERUSER, EDITOR)
+            )
             if verbosity >= 2:
                 self.stdout.write(f"  {username}: {done}")
         if verbosity >= 1:
             self.stdout.write(
                 f"Demo users: {', '.join(USERS)} "
-                f"(and {SUPERUSER}, a superuser, for /admin/).\n"
+                f"(and {SUPERUSER} and {EDITOR}, superusers, for /admin/: open "
+                f"one object's change form as both to see who else is editing).\n"
                 f"Password for each: {PASSWORD}\n"
                 f"Hidden: {', '.join(HIDDEN_USERNAMES)} (WHOS_ONLINE_IS_HIDDEN), "
                 f"counted by everyone but listed only to staff such as {SUPERUSER}."
