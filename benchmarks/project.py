@@ -9,12 +9,16 @@ import time
 from typing import Any
 
 from django.conf import settings
+from django.contrib import admin
 from django.contrib.auth import get_user_model
+from django.contrib.auth.admin import GroupAdmin
+from django.contrib.auth.models import Group
 from django.http import HttpRequest, HttpResponse
 from django.template import engines
 from django.urls import include, path
 from django_redis import get_redis_connection
 
+from whos_online.admin import ConcurrentEditingMixin
 from whos_online.rooms import records_room
 
 PLAIN_COOKIE = "seen"
@@ -32,6 +36,22 @@ LISTING_TEMPLATE = (
     '{% for user in names %}<a href="/users/{{ user.pk }}/">{{ user.get_username }}'
     "</a>{% if not forloop.last %}, {% endif %}{% endfor %}</p></section>"
 )
+
+
+# The rows of a forum's listing of topics (benchmarks/together.py).
+ROWS = 50
+# Both ways the page greets its reader, as a forum's does: the reader's
+# session and user are the page's own cost, not the counts'.
+ROWS_TEMPLATE = (
+    "{% load whos_online %}<p>{{ request.user.get_username }}</p><table>{% if plain %}{% for topic in topics %}<tr><td>"
+    "{{ topic }}</td></tr>{% endfor %}{% else %}{% room_counts topics as viewing %}"
+    "{% for topic, here in viewing %}<tr><td>{{ topic }}</td><td>{{ here.people }}"
+    " viewing</td></tr>{% endfor %}{% endif %}</table>"
+)
+# The group whose change form staff have open, and the CSRF secret the
+# form's asks send.
+EDITED_GROUP = 1
+CSRF = "b" * 32
 
 
 def with_after_auth(name: str) -> list[str]:
@@ -85,10 +105,37 @@ def listing(request: HttpRequest) -> HttpResponse:
     return HttpResponse(listing_template().render(context, request))
 
 
+@functools.cache
+def rows_template() -> Any:
+    return engines["django"].from_string(ROWS_TEMPLATE)
+
+
+def topics(request: HttpRequest) -> HttpResponse:
+    """A forum's listing of 50 topics, each with how many are viewing it
+    (``?plain=1``: the same rows without)."""
+    context = {
+        "topics": [f"thread:{n}" for n in range(1, ROWS + 1)],
+        "plain": "plain" in request.GET,
+    }
+    return HttpResponse(rows_template().render(context, request))
+
+
+class EditedGroupAdmin(ConcurrentEditingMixin, GroupAdmin):
+    pass
+
+
+editing_admin = admin.AdminSite(name="editing_admin")
+editing_admin.register(Group, EditedGroupAdmin)
+plain_admin = admin.AdminSite(name="plain_admin")
+plain_admin.register(Group, GroupAdmin)
+
 urlpatterns = [
     path("", plain),
     path("thread/<int:pk>/", records_room("thread:{pk}")(plain)),
     path("widget/", widget),
     path("listing/", listing),
+    path("topics/", topics),
     path("whos-online/", include("whos_online.urls")),
+    path("admin/", plain_admin.urls),
+    path("editing-admin/", editing_admin.urls),
 ]

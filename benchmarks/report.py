@@ -8,6 +8,13 @@ import statistics
 from pathlib import Path
 from typing import Any, NamedTuple
 
+# The pages of benchmarks/together.py, each timed above an empty page.
+LISTING = "a listing of 50 rows, N viewing each"
+PLAIN_ROWS = "the same 50 rows"
+FORM = "an admin change form, who else is editing"
+DJANGOS_FORM = "Django's own change form"
+ASK = "an ask of an open change form"
+
 ONLINE = 1_000_000
 PAGE_VIEWS = ONLINE / 60  # one page view a minute per visitor
 # Pages a web server process serves a second (a Django process behind
@@ -228,6 +235,8 @@ def build(results: dict[str, Any]) -> Table:
             "a plain template, same names and figures",
             most=1.2,
         )
+    if "together" in results:
+        working_together(t, results["together"])
     parsers = [n.split(", ", 1)[1] for n in raw if n.startswith("unguarded guest")]
     for parser in parsers:
         seed = raw[f"one ZADD + plain cookie, guest (floor C), {parser}"]
@@ -309,6 +318,26 @@ def build(results: dict[str, Any]) -> Table:
             noise,
         )
     return t
+
+
+def working_together(t: Table, found: dict[str, Any]) -> None:
+    """A listing's rows with how many view each, an admin change form with
+    who else is editing, and its asks: µs above an empty page, each beside
+    what it adds to, with its round trips and queries."""
+    raw, counted = found["raw"], found["counted"]
+    for case, floor, what in (
+        (LISTING, PLAIN_ROWS, "the same rows without counts"),
+        (FORM, DJANGOS_FORM, "Django's own change form"),
+        (ASK, DJANGOS_FORM, "Django's own change form"),
+    ):
+        cost = counted[case]
+        trips, queries = cost["round_trips"], cost["queries"]
+        t.add(
+            f"{case} ({trips} Redis round trips, {queries} queries): µs",
+            raw[case],
+            raw[floor],
+            what,
+        )
 
 
 def peer_name(name: str) -> str:

@@ -47,15 +47,16 @@ FULL = {
     "prune_rounds": 3,
     "callgrind_requests": 200,
     "not_seen_after": 4_200,  # distinct visitors before those counted
+    "together_block": 40,  # pages a case per round (an admin page is slow)
 }
 QUICK = FULL | {"size": 5_000, "users": 30, "rounds": 3, "block": 60, "many": 5_000}
 QUICK |= {"redis_rounds": 2, "redis_calls": 30, "benchmark_requests": 10_000}
 QUICK |= {"prune_size": 20_000, "prune_rounds": 1, "callgrind_requests": 20}
-QUICK |= {"not_seen_after": 100}
+QUICK |= {"not_seen_after": 100, "together_block": 10}
 
 
 def measure(params: dict[str, Any], callgrind: bool) -> dict[str, Any]:
-    from benchmarks import figures
+    from benchmarks import figures, together
 
     world = figures.World(params["size"], params["users"])
     log("requests through WSGIHandler, alternated in rounds")
@@ -63,6 +64,10 @@ def measure(params: dict[str, Any], callgrind: bool) -> dict[str, Any]:
     results["peer_error"] = world.peer_error
     results["requests"] = figures.request_costs(
         world, params["rounds"], params["block"], params["many"]
+    )
+    log("working together: a listing's rows, an admin change form")
+    results["together"] = together.costs(
+        world, params["rounds"], params["together_block"]
     )
     log("time inside Redis, per operation")
     results["redis"] = figures.redis_costs(

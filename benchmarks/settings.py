@@ -18,6 +18,7 @@ USE_TZ = True
 ROOT_URLCONF = "benchmarks.project"
 DEFAULT_AUTO_FIELD = "django.db.models.AutoField"
 INSTALLED_APPS = [
+    "django.contrib.admin",  # for an admin change form (together.py)
     "django.contrib.auth",
     "django.contrib.contenttypes",
     "django.contrib.sessions",
@@ -74,7 +75,17 @@ WHOS_ONLINE_MAX_MEMBERS = 1_000_000
 # not what moving from thread to thread costs (figures.recorded checks).
 WHOS_ONLINE_MAX_ROOMS = 1_000_000
 TEMPLATES = [
-    {"BACKEND": "django.template.backends.django.DjangoTemplates", "APP_DIRS": True}
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+            ]
+        },
+    }
 ]
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 LOGGING = {
