@@ -43,7 +43,8 @@ ROWS = 50
 # Both ways the page greets its reader, as a forum's does: the reader's
 # session and user are the page's own cost, not the counts'.
 ROWS_TEMPLATE = (
-    "{% load whos_online %}<p>{{ request.user.get_username }}</p><table>{% if plain %}{% for topic in topics %}<tr><td>"
+    "{% load whos_online %}<p>{{ request.user.get_username }}</p><table>"
+    "{% if plain %}{% for topic in topics %}<tr><td>"
     "{{ topic }}</td></tr>{% endfor %}{% else %}{% room_counts topics as viewing %}"
     "{% for topic, here in viewing %}<tr><td>{{ topic }}</td><td>{{ here.people }}"
     " viewing</td></tr>{% endfor %}{% endif %}</table>"
