@@ -3,6 +3,7 @@ under a hash tag of its own, and every read adding the shards up."""
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -133,6 +134,40 @@ def test_a_snapshot_raises_the_record_from_the_summed_counts(
     assert snapshot.record is not None and snapshot.record[0] == 40
     assert snapshot.today.most_online == 40
     assert presence.most_ever_online() == snapshot.record
+
+
+def test_a_peak_between_two_minutes_figures_is_kept(
+    shards: tuple[Shard, ...],
+) -> None:
+    """Each newcomer raises the site's figures at once from every shard's
+    count, so a peak that comes and goes between two minutes' figures is
+    still the record afterwards, as with one shard."""
+    for pk in range(12):
+        presence.record_user(pk)
+    for pk in range(12):
+        presence.log_out(str(pk), "")
+    snapshot = presence.snapshot(0)
+    assert snapshot.counts.users == 0
+    assert snapshot.record is not None and snapshot.record[0] == 12
+    assert snapshot.today.most_online == 12
+
+
+def test_a_newcomer_raises_nothing_while_a_shard_is_down(
+    shards: tuple[Shard, ...],
+    shard_down: Callable[[Shard], None],
+    clock: Clock,
+    redis_client: Redis,
+) -> None:
+    """Without every shard's count the sum would be a guess: the figures
+    kept wait for the next newcomer who can be counted with everyone."""
+    clock.advance(60 - time.time() % 60 + 1)  # a minute's ticks done early
+    for pk in range(12):
+        presence.record_user(pk)
+    shard_down(shards[0])
+    kept = redis_client.hget(get_store().layout.record(), "count")
+    for guest in GUESTS:
+        presence.record("guests", guest)  # refused in the shard that is down
+    assert redis_client.hget(get_store().layout.record(), "count") == kept
 
 
 def test_todays_visitors_are_added_up(shards: tuple[Shard, ...]) -> None:

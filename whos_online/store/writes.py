@@ -53,6 +53,8 @@ class Writes(StoreBase):
         label = self.state.clock.observe(float(now), generation, shard.index)
         if tick:
             self._tick(shard, int(float(now) // 60))
+        if entered and len(self.shards) > 1 and sighting.kind in ("users", "guests"):
+            self._raise_site_figures()
         if moved:  # their choice changed since their last record: their rooms too
             self._move_in_rooms_of(shard, sighting.member, sighting.kind == "hidden")
         return Stamp(float(now), label, entered)
@@ -197,15 +199,45 @@ class Writes(StoreBase):
         site = self.layout
         keys = [site.record(), site.daily_peaks(), site.figures()]
         args = [shard.index, minute, online, estimated, minute // 1440]
+        self._on_site_keys("raise", keys, args)
+
+    def _on_site_keys(self, script: str, keys: list[str], args: list[Arg]) -> None:
+        """Run ``script`` on the site's own keys, under their breaker: a
+        failure there is theirs, not any shard's."""
         breaker = self.state.record_breaker
         if breaker.is_open:
             return
         try:
-            scripts.run(self.client, "raise", keys, args)
-        except RedisError as exc:  # the site's keys fail, not this shard's
+            scripts.run(self.client, script, keys, args)
+        except RedisError as exc:
             breaker.failed(exc)
         else:
             breaker.succeeded()
+
+    def _raise_site_figures(self) -> None:
+        """A newcomer with several shards: add up every shard's people
+        online now and raise the site's figures to it (two round trips), as
+        record.lua does at once with one shard. Nothing is raised unless
+        every shard could be counted exactly."""
+        config = self.config
+        if self.state.record_breaker.is_open:
+            return
+        calls = [
+            Call(
+                "online",
+                [shard.members("users"), shard.members("guests")],
+                [config.window, config.max_members],
+                shard,
+            )
+            for shard in self.shards
+        ]
+        counted, _ = scripts.run_shards(self.client, calls, self.state.shard_breakers)
+        found = [online for _, online in counted]
+        if len(found) < len(self.shards) or None in found:
+            return
+        site = self.layout
+        keys = [site.record(), site.daily_peaks()]
+        self._on_site_keys("peak", keys, [sum(found), self.today()])
 
     def record_in_room(self, room: str, kind: Kind, member: str) -> float | None:
         """Mark ``member`` as in ``room`` now; ``None`` if the room, or a
