@@ -201,7 +201,9 @@ class Writes(StoreBase):
         args = [shard.index, minute, online, estimated, minute // 1440]
         self._on_site_keys("raise", keys, args)
 
-    def _on_site_keys(self, script: str, keys: list[str], args: list[Arg]) -> None:
+    def _on_site_keys(
+        self, script: str, keys: Sequence[str], args: Sequence[Arg]
+    ) -> None:
         """Run ``script`` on the site's own keys, under their breaker: a
         failure there is theirs, not any shard's."""
         breaker = self.state.record_breaker
