@@ -21,6 +21,7 @@ import contextlib
 import json
 import os
 import random
+import re
 import resource
 import shutil
 import signal
@@ -221,6 +222,14 @@ def gunicorn(
     finally:
         os.killpg(proc.pid, signal.SIGTERM)
         proc.wait(timeout=30)
+
+
+def failures(site: str, workdir: Path) -> dict[str, int]:
+    """The exceptions a site's pages raised, by their last line in its log
+    (``sqlite3.OperationalError: database is locked``)."""
+    text = (workdir / f"gunicorn-{site}.log").read_text(errors="replace")
+    found = re.findall(r"^((?:\w+\.)*\w+(?:Error|Exception)\b.*)$", text, re.M)
+    return dict(Counter(found))
 
 
 async def ready(server: Server, workdir: Path) -> None:
@@ -430,7 +439,14 @@ def run(
                     f"round {r + 1}/{params['rounds']} {case.label}: {summary(figures)}"
                 )
                 time.sleep(1)  # what is left of the round's work, done
-    return {"cases": {c.name: c.label for c in cases}, "rounds": rounds}
+        errors = {site: failures(site, workdir) for site in sites}
+    return {"cases": {c.name: c.label for c in cases}, "rounds": rounds} | {
+        "server_errors": {site: found for site, found in errors.items() if found}
+    }
+
+
+def stopped(number: int, frame: object) -> None:
+    raise SystemExit(f"stopped by signal {number}")
 
 
 def main() -> None:
@@ -459,6 +475,8 @@ def main() -> None:
         results = json.loads(args.from_json.read_text())
     else:
         started = time.monotonic()
+        # Stopped with SIGTERM, the servers and the scratch folder still go.
+        signal.signal(signal.SIGTERM, stopped)
         soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
         resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))  # a backlog of pages
         shm = Path("/dev/shm")  # tmpfs: SQLite's fsyncs cost no disk time

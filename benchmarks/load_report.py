@@ -170,4 +170,7 @@ def write(results: dict[str, Any], out: Path) -> None:
         markdown(COSTS, costs(results)),
         "",
     ]
+    for site, found in results.get("server_errors", {}).items():
+        said = "; ".join(f"`{line}` ({n:,}×)" for line, n in found.items())
+        head += [f"The `{site}` site's failed pages raised: {said}.", ""]
     (out / "load.md").write_text("\n".join(head) + "\n" + METHOD)

@@ -45,3 +45,10 @@ WHOS_ONLINE_PROXY_COUNT = 1
 # A new thread each page opens some 200 rooms a second: at the default cap of
 # 10,000 rooms in use, later ones would be refused, which costs less.
 WHOS_ONLINE_MAX_ROOMS = 1_000_000
+# A page that fails says why in the gunicorn's log, which the run reads.
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "handlers": {"stderr": {"class": "logging.StreamHandler"}},
+    "loggers": {"django.request": {"handlers": ["stderr"], "level": "ERROR"}},
+}
