@@ -13,7 +13,7 @@ LOCALES := de es fr pt_BR ru
 # browser; `make test-servers` and `make test-browser` run them (CI does).
 FAST := -m "not real_redis and not browser"
 
-.PHONY: help install demo test test-servers test-redis test-matrix test-browser lint messages docs wheel-check bench bench-smoke clean
+.PHONY: help install demo test test-servers test-redis test-matrix test-browser lint messages docs wheel-check bench bench-load bench-smoke clean
 
 help:
 	@echo "make demo          serve the example project on http://127.0.0.1:$(PORT)"
@@ -27,7 +27,8 @@ help:
 	@echo "make docs          build docs/ as a site in docs/_build/html (warnings are errors)"
 	@echo "make wheel-check   build the wheel and sdist, and check what they ship"
 	@echo "make bench         measure issue 19's figures beside their floors, write docs/benchmarks/"
-	@echo "make bench-smoke   the same code at small sizes, report to a scratch folder (CI)"
+	@echo "make bench-load    the example project under gunicorn, 200 visitors, with and without the app"
+	@echo "make bench-smoke   the benchmark code at small sizes, report to a scratch folder (CI)"
 
 $(BIN)/.venv-made:
 	$(PYTHON) -m venv $(VENV)
@@ -127,9 +128,19 @@ $(BIN)/.bench-installed: requirements/bench.txt $(BIN)/.installed
 bench: $(BIN)/.bench-installed
 	$(BIN)/python benchmarks/run.py $(BENCH_ARGS)
 
-# Keeps the benchmark code working, in about a minute; its figures mean nothing.
+# Issue 28's load run: gunicorn serving the example project with and without
+# the app, and the peer, to 200 visitors a page a second each, alternated in
+# rounds; a redis-server of its own; writes docs/benchmarks/load.md. About 15
+# minutes (less when the site keeps up).
+bench-load: $(BIN)/.bench-installed
+	$(BIN)/python benchmarks/load.py $(BENCH_LOAD_ARGS)
+
+# Keeps the benchmark code working, in about a minute and a half (the load
+# run's part, 20 visitors for a few seconds, about 25 s); its figures mean
+# nothing.
 bench-smoke: $(BIN)/.bench-installed
-	out=$$(mktemp -d) && $(BIN)/python benchmarks/run.py --quick --out $$out && rm -rf $$out
+	out=$$(mktemp -d) && $(BIN)/python benchmarks/run.py --quick --out $$out \
+		&& $(BIN)/python benchmarks/load.py --quick --out $$out && rm -rf $$out
 
 clean:
 	rm -rf $(VENV) .nox dist build .coverage docs/_build node_modules .screenshots

@@ -110,7 +110,8 @@ The machine is shared and noisy: compare figures within one run only. The
 raw figures are in `results.json`; `--quick` (`make bench-smoke`) runs the
 same code at small sizes, and its figures mean nothing. `--from-json
 results.json` writes this page again from a run's figures. The example
-project under load (gunicorn) is not measured here.
+project under load, served by gunicorn to 200 visitors with the app and
+without, is measured apart, by `make bench-load`: [load.md](load.md).
 """
 
 

@@ -1,0 +1,72 @@
+"""The load run divides each case by the site without whos_online measured
+in the same round, and its visitors keep cookies as browsers do
+(benchmarks/load.py, benchmarks/load_report.py)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+# benchmarks/ is in the repository, not in the sdist that ships the tests.
+pytest.importorskip("benchmarks.load_report")
+
+from benchmarks.load import Visitor, percentile  # noqa: E402
+from benchmarks.load_report import rows  # noqa: E402
+
+
+def figures(rate: float, p50: float | None, p99: float | None) -> dict[str, Any]:
+    return {"requests_per_s": rate, "p50_ms": p50, "p99_ms": p99}
+
+
+def results(**rounds: list[dict[str, Any]]) -> dict[str, Any]:
+    return {"cases": {name: f"({name})" for name in rounds}, "rounds": rounds}
+
+
+def test_each_figure_is_divided_by_the_floor_of_its_own_round() -> None:
+    body = rows(
+        results(
+            a=[figures(200, 5, 10), figures(100, 10, 20)],
+            b=[figures(200, 5.5, 12), figures(100, 11, 30)],
+        )
+    )
+    assert [row[0] for row in body] == [
+        "(b): achieved requests/s",
+        "(b): p50",
+        "(b): p99",
+    ]
+    assert [row[3] for row in body] == [
+        "**1.00×** (1.00–1.00)",
+        "**1.10×** (1.10–1.10)",
+        "**1.35×** (1.20–1.50)",
+    ]
+    assert [row[5] for row in body] == ["met", "met", "**missed**"]
+
+
+def test_fewer_requests_a_second_than_the_floor_misses_the_target() -> None:
+    body = rows(results(a=[figures(200, 5, 10)], b=[figures(190, 5, 10)]))
+    assert body[0][4:] == ["≥ 0.99×", "**missed**"]
+
+
+def test_the_peer_is_shown_beside_the_floor_without_a_target() -> None:
+    body = rows(results(a=[figures(200, 5, 10)], d=[figures(200, 20, 80)]))
+    assert body[1][3:] == ["4.00×", "—", ""]
+
+
+def test_a_round_that_answered_no_page_gives_no_latency_ratio() -> None:
+    body = rows(results(a=[figures(200, 5, 10)], b=[figures(0, None, None)]))
+    assert body[1][1] == "no page answered"
+
+
+def test_visitors_keep_and_drop_cookies_as_browsers_do() -> None:
+    visitor = Visitor("10.0.0.1", session="abc")
+    assert b"Cookie: sessionid=abc\r\n" in visitor.request(8000, "/")
+    visitor.keep(8000, [" whos_online=g1; Max-Age=300; Path=/", " csrftoken=t; Path=/"])
+    visitor.keep(8000, [' sessionid=""; Max-Age=0; Path=/'])
+    assert visitor.cookies[8000] == {"whos_online": "g1", "csrftoken": "t"}
+    assert b"X-Forwarded-For: 10.0.0.1\r\n" in visitor.request(8000, "/")
+
+
+def test_percentiles_are_by_nearest_rank() -> None:
+    values = [float(n) for n in range(1, 101)]
+    assert (percentile(values, 50), percentile(values, 99)) == (50.0, 99.0)
