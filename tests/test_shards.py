@@ -3,13 +3,13 @@ under a hash tag of its own, and every read adding the shards up."""
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
+from asgiref.sync import async_to_sync
 from django.contrib.auth.models import User
-from django.test import Client
+from django.test import AsyncClient, Client
 from pytest_django.fixtures import Settings as SettingsWrapper
 from redis import Redis
 from redis.client import Pipeline
@@ -136,38 +136,43 @@ def test_a_snapshot_raises_the_record_from_the_summed_counts(
     assert presence.most_ever_online() == snapshot.record
 
 
-def test_a_peak_between_two_minutes_figures_is_kept(
+@pytest.mark.django_db
+def test_a_peak_shown_between_two_minutes_figures_is_kept(
     shards: tuple[Shard, ...],
 ) -> None:
-    """Each newcomer raises the site's figures at once from every shard's
-    count, so a peak that comes and goes between two minutes' figures is
-    still the record afterwards, as with one shard."""
+    """Reads never write: a page that showed more people online than the
+    site's figures held has them kept after it, so what was shown as the
+    most ever never falls back, as with one shard."""
     for pk in range(12):
         presence.record_user(pk)
+    shown = Client().get("/whos-online/online.json").json()
     for pk in range(12):
         presence.log_out(str(pk), "")
-    snapshot = presence.snapshot(0)
-    assert snapshot.counts.users == 0
-    assert snapshot.record is not None and snapshot.record[0] == 12
-    assert snapshot.today.most_online == 12
+    after = Client().get("/whos-online/online.json").json()
+    most = shown["counts"]["people"]  # the twelve, and the guest reading
+    assert (most, after["counts"]["people"]) == (13, 1)
+    assert shown["record"]["count"] == after["record"]["count"] == most
+    assert shown["today"]["most_online"] == after["today"]["most_online"] == most
 
 
-def test_a_newcomer_raises_nothing_while_a_shard_is_down(
+@pytest.mark.django_db(transaction=True)
+def test_an_async_page_keeps_the_peak_it_showed(
     shards: tuple[Shard, ...],
-    shard_down: Callable[[Shard], None],
-    clock: Clock,
-    redis_client: Redis,
 ) -> None:
-    """Without every shard's count the sum would be a guess: the figures
-    kept wait for the next newcomer who can be counted with everyone."""
-    clock.advance(60 - time.time() % 60 + 1)  # a minute's ticks done early
     for pk in range(12):
         presence.record_user(pk)
-    shard_down(shards[0])
-    kept = redis_client.hget(get_store().layout.record(), "count")
-    for guest in GUESTS:
-        presence.record("guests", guest)  # refused in the shard that is down
-    assert redis_client.hget(get_store().layout.record(), "count") == kept
+    async_to_sync(AsyncClient().get)("/whos-online/online.json")
+    for pk in range(12):
+        presence.log_out(str(pk), "")
+    after = Client().get("/whos-online/online.json").json()
+    assert after["record"]["count"] == 13  # the twelve, and the guest reading
+
+
+def test_with_no_peak_seen_nothing_is_kept(
+    shards: tuple[Shard, ...], redis_commands: CommandCounter
+) -> None:
+    get_store().keep_peak_seen()
+    assert redis_commands.round_trips == 0
 
 
 def test_todays_visitors_are_added_up(shards: tuple[Shard, ...]) -> None:

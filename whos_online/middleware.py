@@ -65,6 +65,8 @@ class WhosOnlineMiddleware:
         if after_view_needed(request, response, seen, visit):
             after_view(visit_of(request, seen), response)
         record_page_rooms(request, response, seen)
+        if store.has_peak_to_keep:
+            store.keep_peak_seen()
         made = getattr(request, page.ATTRIBUTE, None)
         if made is not None and made.personal:
             keep_private(response)
@@ -87,6 +89,8 @@ class WhosOnlineMiddleware:
             await sync_to_async(after_view)(visit_of(request, seen), response)
         if rooms_of_page(request):
             await sync_to_async(record_page_rooms)(request, response, seen)
+        if store.has_peak_to_keep:
+            await sync_to_async(store.keep_peak_seen)()
         made = getattr(request, page.ATTRIBUTE, None)
         if made is not None and made.personal:
             keep_private(response)

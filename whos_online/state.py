@@ -250,3 +250,6 @@ class State:
         self.snapshots: BoundedMemo[tuple[str | None, bool], tuple[float, int, Any]] = (
             BoundedMemo(1024)
         )
+        self.peak_seen: tuple[int, int] | None = None
+        """(people, day): the most a snapshot saw online at once above the
+        site's figures, for the next write to keep (reads never write)."""

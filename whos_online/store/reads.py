@@ -177,6 +177,8 @@ class Reads(StoreBase):
             record = (int(best), float(best_at))
         most_today = int(figures[1] or 0) if known else 0
         visible = counts.users + counts.guests  # hidden users move no figure
+        if known and not counts.is_estimate:
+            self._note_peak(visible, min(record[0] if record else 0, most_today))
         if not counts.is_estimate:
             if known and (record is None or visible > record[0]):
                 minute = float(int(now) // 60 * 60)
@@ -184,6 +186,14 @@ class Reads(StoreBase):
             most_today = max(most_today, visible)
         users, guests, logins = (sum(part.today[i] for part in parts) for i in range(3))
         return record, Today(users, max(guests - logins, 0), most_today)
+
+    def _note_peak(self, visible: int, kept: int) -> None:
+        """More are online than the site's figures say: the next write
+        keeps it (``Store.keep_peak_seen``)."""
+        if visible > kept:
+            seen, day = self.state.peak_seen, self.today()
+            if seen is None or seen[1] != day or seen[0] < visible:
+                self.state.peak_seen = (visible, day)
 
     def last_seen_many(self, pks: Iterable[object]) -> LastSeen | None:
         """When each user was last seen, hidden or not, and beyond the window

@@ -53,8 +53,6 @@ class Writes(StoreBase):
         label = self.state.clock.observe(float(now), generation, shard.index)
         if tick:
             self._tick(shard, int(float(now) // 60))
-        if entered and len(self.shards) > 1 and sighting.kind in ("users", "guests"):
-            self._raise_site_figures()
         if moved:  # their choice changed since their last record: their rooms too
             self._move_in_rooms_of(shard, sighting.member, sighting.kind == "hidden")
         return Stamp(float(now), label, entered)
@@ -216,30 +214,23 @@ class Writes(StoreBase):
         else:
             breaker.succeeded()
 
-    def _raise_site_figures(self) -> None:
-        """A newcomer with several shards: add up every shard's people
-        online now and raise the site's figures to it (two round trips), as
-        record.lua does at once with one shard. Nothing is raised unless
-        every shard could be counted exactly."""
-        config = self.config
-        if self.state.record_breaker.is_open:
+    @property
+    def has_peak_to_keep(self) -> bool:
+        """Whether :meth:`keep_peak_seen` has anything to write."""
+        return self.state.peak_seen is not None
+
+    def keep_peak_seen(self) -> None:
+        """Keep the most people a snapshot of this process saw online at
+        once, when it was more than the site's record or today's peak held
+        (one round trip, then): a peak shown between two minutes' figures
+        is the record afterwards, though reads never write. With one shard
+        each newcomer raises them at once, so this is rarely needed."""
+        seen = self.state.peak_seen
+        if seen is None:
             return
-        calls = [
-            Call(
-                "online",
-                [shard.members("users"), shard.members("guests")],
-                [config.window, config.max_members],
-                shard,
-            )
-            for shard in self.shards
-        ]
-        counted, _ = scripts.run_shards(self.client, calls, self.state.shard_breakers)
-        found = [online for _, online in counted]
-        if len(found) < len(self.shards) or None in found:
-            return
+        self.state.peak_seen = None
         site = self.layout
-        keys = [site.record(), site.daily_peaks()]
-        self._on_site_keys("peak", keys, [sum(found), self.today()])
+        self._on_site_keys("peak", [site.record(), site.daily_peaks()], list(seen))
 
     def record_in_room(self, room: str, kind: Kind, member: str) -> float | None:
         """Mark ``member`` as in ``room`` now; ``None`` if the room, or a
