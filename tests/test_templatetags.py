@@ -343,6 +343,30 @@ def test_a_page_with_the_widget_and_five_counts_takes_one_snapshot(
     assert redis_commands.round_trips == 1
 
 
+def test_a_page_with_the_widget_and_five_counts_asks_the_database_twice(
+    browser: Client, alice: User, bob: User
+) -> None:
+    """The users' choices once, the users listed once: the counts share what
+    the widget's roster asked, and a count lists nobody."""
+    for user in (alice, bob):
+        presence.record_user(user.pk)
+    browser.get("/")  # recorded and guarded: a guest, no session to load
+    with CaptureQueriesContext(connection) as captured:
+        page = browser.get("/busy-page/").content.decode()
+    assert "alice" in page
+    made = [q["sql"] for q in captured if "SAVEPOINT" not in q["sql"]]
+    assert len(made) == 2, made
+
+
+def test_a_count_alone_lists_nobody(browser: Client, alice: User) -> None:
+    presence.record_user(alice.pk)
+    browser.get("/")
+    with CaptureQueriesContext(connection) as captured:
+        browser.get("/count-only/")
+    made = [q["sql"] for q in captured if "SAVEPOINT" not in q["sql"]]
+    assert len(made) == 1, made  # the choices, which the count needs
+
+
 @pytest.mark.usefixtures("warm_scripts")
 def test_a_process_may_reuse_a_snapshot_for_other_pages(
     browser: Client, redis_commands: CommandCounter, settings: SettingsWrapper

@@ -121,6 +121,12 @@ def busy_page(request: HttpRequest) -> HttpResponse:
     return HttpResponse(template.render({}, request))
 
 
+def count_only(request: HttpRequest) -> HttpResponse:
+    """A header's count, with no widget on the page."""
+    template = engines["django"].from_string("{% load whos_online %}{% online_count %}")
+    return HttpResponse(template.render({}, request))
+
+
 def thread_of_authors(request: HttpRequest) -> HttpResponse:
     """A thread whose twenty posts each show their author's badge
     (``?badge=seen``: when they were last seen, ``both``: both;
@@ -203,6 +209,7 @@ urlpatterns = [
     path("lazily-labelled/", lazily_labelled),
     path("jinja2-page/", jinja2_page),
     path("busy-page/", busy_page),
+    path("count-only/", count_only),
     path("thread-of-authors/", thread_of_authors),
     path("cached/", cached),
     path("every-output/<str:username>/", every_output),

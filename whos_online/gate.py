@@ -86,6 +86,7 @@ class Gate:
         self.hides_own_last_seen = False
         """Whether the viewer hides their own last seen, and so sees others'
         only roughly: read by :meth:`chosen`, before any last seen is told."""
+        self._chosen: dict[frozenset[str], Choices] = {}
         self.can_see = None if staff_page else get_config().can_see
         """The site's rule of whom each viewer may see, if it has one (the
         staff page, which only staff reach, shows everyone)."""
@@ -152,10 +153,16 @@ class Gate:
         grades = conf.LAST_SEEN_SHOWN == "exact" and not self.shows_hidden
         if not wanted or not (conf.ALLOW_INVISIBLE or grades):
             return Choices()
-        own = self._own_key()
-        found = visibility.choices_among([*wanted, own] if own else wanted)
-        if own:
-            self.hides_own_last_seen = own in found.hide_last_seen
+        # A page's outputs ask about the same users (its one snapshot's):
+        # the database is asked once.
+        asked = frozenset(wanted)
+        found = self._chosen.get(asked)
+        if found is None:
+            own = self._own_key()
+            found = visibility.choices_among([*wanted, own] if own else wanted)
+            if own:
+                self.hides_own_last_seen = own in found.hide_last_seen
+            self._chosen[asked] = found
         if not conf.ALLOW_INVISIBLE:
             return Choices(hide_last_seen=found.hide_last_seen)
         return found

@@ -202,11 +202,11 @@ def online_roster(
     known = [
         Named(name, as_datetime(seen)) for name, seen in snapshot.bots if is_known(name)
     ]
-    if listed is None:
+    if listed is None and limit:
         listed = users_in_order(
             visible_pairs, hidden_pairs if shows_hidden else (), snapshot.where
         )
-    listed = [_timed(online, gate, choices, snapshot.now) for online in listed[:limit]]
+    listed = [_timed(o, gate, choices, snapshot.now) for o in (listed or [])[:limit]]
     return Roster(
         **figures,
         users=listed,
