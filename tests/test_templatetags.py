@@ -367,6 +367,26 @@ def test_a_count_alone_lists_nobody(browser: Client, alice: User) -> None:
     assert len(made) == 1, made  # the choices, which the count needs
 
 
+def test_a_process_reads_the_users_it_lists_once_per_snapshot_age(
+    settings: SettingsWrapper, clock: Clock, alice: User, bob: User
+) -> None:
+    settings.WHOS_ONLINE_SNAPSHOT_MAX_AGE = 30
+    for user in (alice, bob):
+        presence.record_user(user.pk)
+
+    def queries_of_a_guests_page(address: str) -> list[str]:
+        guest = Client(REMOTE_ADDR=address)
+        guest.get("/")  # recorded and guarded
+        with CaptureQueriesContext(connection) as captured:
+            assert "alice" in guest.get("/busy-page/").content.decode()
+        return [q["sql"] for q in captured if "SAVEPOINT" not in q["sql"]]
+
+    assert len(queries_of_a_guests_page("192.0.2.1")) == 2
+    assert len(queries_of_a_guests_page("192.0.2.2")) == 1  # the choices only
+    clock.advance(31)
+    assert len(queries_of_a_guests_page("192.0.2.3")) == 2
+
+
 @pytest.mark.usefixtures("warm_scripts")
 def test_a_process_may_reuse_a_snapshot_for_other_pages(
     browser: Client, redis_commands: CommandCounter, settings: SettingsWrapper

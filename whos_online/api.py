@@ -30,10 +30,11 @@ from typing import Any
 from whos_online import visibility
 from whos_online.gate import Status
 from whos_online.rooms import room_name
-from whos_online.roster import OnlineUser, online_roster
+from whos_online.roster import online_roster
 from whos_online.roster import room_counts as online_room_counts
 from whos_online.statuses import UserPresence, in_room_as_seen, presence_of
 from whos_online.store import Counts, get_store
+from whos_online.users import OnlineUser
 
 __all__ = [
     "Counts",

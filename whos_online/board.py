@@ -13,7 +13,8 @@ from typing import Any
 from django.http import HttpRequest
 from django.utils.translation import pgettext_lazy
 
-from whos_online.roster import BADGE_NAMES, Named, OnlineUser, Roster, online_roster
+from whos_online.roster import BADGE_NAMES, Roster, online_roster
+from whos_online.users import Named, OnlineUser
 
 SORTS = {
     "seen": pgettext_lazy("sort the list by", "last seen"),

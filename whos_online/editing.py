@@ -27,8 +27,9 @@ from django.db.models import Model
 from whos_online.conf import conf
 from whos_online.gate import Gate
 from whos_online.rooms import join_named_room, record_in_room, room_name
-from whos_online.roster import OnlineUser, Roster, online_roster
+from whos_online.roster import Roster, online_roster
 from whos_online.store import get_store
+from whos_online.users import OnlineUser
 
 # Whoever has not asked for this many intervals has closed the form.
 MISSED_ASKS = 6

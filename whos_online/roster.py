@@ -11,23 +11,21 @@ choose never leave through the public roster.
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
-from datetime import datetime, timezone
+from datetime import datetime
 from typing import Any
 
-from django.contrib.auth import get_user_model
-from django.core.exceptions import ValidationError
 from django.http import HttpRequest
 
 from whos_online import page
 from whos_online.bots import is_known
 from whos_online.conf import conf
-from whos_online.gate import Gate, Grade, grade_label
-from whos_online.locations import Location, parse
+from whos_online.gate import Gate
 from whos_online.page import visit_made, visit_of
 from whos_online.rooms import room_name, rooms_of_page
 from whos_online.store import Counts, Snapshot, Today, get_store
+from whos_online.users import Named, OnlineUser, as_datetime, as_record, users_in_order
 from whos_online.visibility import Choices
 from whos_online.visitors import Visitor
 
@@ -37,44 +35,6 @@ BADGE_NAMES = 1000
 # The newest users of each room of a listing checked against the gate (their
 # choices, the site's rule): the counts of busier rooms follow Redis past it.
 ROOM_USERS_CHECKED = 20
-
-
-@dataclass(frozen=True)
-class OnlineUser:
-    user: Any
-    last_seen: datetime
-    hidden: bool = False
-    admin_url: str | None = None
-    """Set on the staff page, for viewers who may open the user's admin page."""
-    location: Location | None = None
-    """Where they were at their last record, if the page had a label."""
-    time_shown: bool = True
-    """Whether the viewer may learn ``last_seen`` to the minute; when not,
-    ``grade`` says how long ago roughly, if anything."""
-    grade: Grade | None = None
-
-    @property
-    def name(self) -> str:
-        return str(self.user)
-
-    @property
-    def last_seen_label(self) -> str:
-        """How long ago, roughly, in the active language ("" if exact)."""
-        return grade_label(self.grade)
-
-    @property
-    def url(self) -> str | None:
-        get_url = getattr(self.user, "get_absolute_url", None)
-        return get_url() if callable(get_url) else None
-
-
-@dataclass(frozen=True)
-class Named:
-    """A member known by name (a bot; on the staff page, a guest's stored
-    address) and when it was last seen."""
-
-    name: str
-    last_seen: datetime
 
 
 @dataclass(frozen=True)
@@ -342,47 +302,3 @@ def _shared_or_new(
     if store.config.snapshot_max_age > 0:
         store.state.snapshots.put(key, (time.monotonic(), limit, snapshot))
     return limit, snapshot
-
-
-def users_in_order(
-    visible: Sequence[tuple[str, float]],
-    hidden: Sequence[tuple[str, float]] = (),
-    where: Mapping[str, bytes] | None = None,
-) -> list[OnlineUser]:
-    """Users for ``(key, last seen)`` pairs, newest first, in one query.
-
-    Keys that are not valid primary keys, or whose user is gone, are skipped.
-    """
-    members = sorted(
-        [(seen, member, False) for member, seen in visible]
-        + [(seen, member, True) for member, seen in hidden],
-        reverse=True,
-    )
-    if not members:
-        return []
-    model = get_user_model()
-    wanted: dict[object, tuple[float, bool, str]] = {}
-    for seen, member, is_hidden in members:
-        try:
-            pk = model._meta.pk.to_python(member)
-        except ValidationError:
-            continue
-        wanted.setdefault(pk, (seen, is_hidden, member))
-    users = model._default_manager.in_bulk(list(wanted))
-    places = where or {}
-    return [
-        OnlineUser(
-            user, as_datetime(seen), is_hidden, location=parse(places.get(member))
-        )
-        for pk, (seen, is_hidden, member) in wanted.items()
-        if (user := users.get(pk)) is not None
-    ]
-
-
-def as_datetime(timestamp: float) -> datetime:
-    """A score (seconds since the epoch) as an aware UTC datetime."""
-    return datetime.fromtimestamp(timestamp, tz=timezone.utc)
-
-
-def as_record(record: tuple[int, float] | None) -> tuple[int, datetime] | None:
-    return None if record is None else (record[0], as_datetime(record[1]))

@@ -29,6 +29,7 @@ from whos_online.store import (
     Today,
     get_store,
 )
+from whos_online.users import Named, OnlineUser, as_datetime, as_record, users_in_order
 
 if TYPE_CHECKING:
     from django.contrib.admin import AdminSite
@@ -80,9 +81,9 @@ class StaffOverview(roster.Windowed):
 
     available: bool = False
     now: datetime | None = None
-    users: list[roster.OnlineUser] = field(default_factory=list)
-    guests: list[roster.Named] = field(default_factory=list)
-    bots: list[roster.Named] = field(default_factory=list)
+    users: list[OnlineUser] = field(default_factory=list)
+    guests: list[Named] = field(default_factory=list)
+    bots: list[Named] = field(default_factory=list)
     rooms: list[str] = field(default_factory=list)
     room_count: int = 0
     counts: Counts = field(default_factory=Counts)
@@ -122,19 +123,14 @@ def staff_overview(
     return StaffOverview(
         window=snapshot.window,
         available=True,
-        now=roster.as_datetime(snapshot.now),
+        now=as_datetime(snapshot.now),
         users=_staff_users(snapshot, chosen, admin_site),
-        guests=[
-            roster.Named(address, roster.as_datetime(seen))
-            for address, seen in snapshot.guests
-        ],
-        bots=[
-            roster.Named(name, roster.as_datetime(seen)) for name, seen in snapshot.bots
-        ],
+        guests=[Named(address, as_datetime(seen)) for address, seen in snapshot.guests],
+        bots=[Named(name, as_datetime(seen)) for name, seen in snapshot.bots],
         rooms=rooms[::-1][: max(limit, 0)],
         room_count=len(rooms),
         counts=gate.counts(snapshot.counts, len(chosen)),
-        record=roster.as_record(snapshot.record),
+        record=as_record(snapshot.record),
         chart=history_chart(history.minutes, snapshot.now),
         days=daily_chart(history.days, snapshot.now),
         today=snapshot.today,
@@ -159,12 +155,12 @@ def _read(limit: int) -> tuple[History, Snapshot, list[str]] | None:
 
 def _staff_users(
     snapshot: Snapshot, chosen: AbstractSet[str], admin_site: AdminSite | None
-) -> list[roster.OnlineUser]:
+) -> list[OnlineUser]:
     """Every user listed, those who chose to appear offline marked hidden
     whatever Redis holds."""
     visible = [pair for pair in snapshot.users if pair[0] not in chosen]
     hidden = [*snapshot.hidden, *(p for p in snapshot.users if p[0] in chosen)]
-    online = roster.users_in_order(visible, hidden, snapshot.where)
+    online = users_in_order(visible, hidden, snapshot.where)
     model = get_user_model()
     if admin_site is None or not admin_site.is_registered(model):
         return online

@@ -21,8 +21,9 @@ from django.utils.translation import pgettext_lazy
 from whos_online import page, roster
 from whos_online.conf import conf
 from whos_online.gate import Gate, Grade, Status, grade_label
-from whos_online.roster import as_datetime, gate_of, snapshot_for, users_in_order
+from whos_online.roster import gate_of, snapshot_for
 from whos_online.store import LastSeen, Snapshot, get_store
+from whos_online.users import as_datetime, users_in_order
 from whos_online.visibility import Choices
 
 STATUS_LABELS = {
