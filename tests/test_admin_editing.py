@@ -194,8 +194,13 @@ def test_saving_over_someone_elses_save_is_refused_with_a_warning(
     response = save(ana, topic, "Ana's title", whos_online_opened=mark)
     assert response.status_code == 200
     page = response.content.decode()
-    assert "bo saved this group after you opened it." in text(page)
-    assert 'name="whos_online_overwrite"' in page
+    refusal = re.search(r'<ul class="errorlist nonfield">(.*?)</ul>', page, re.S)
+    assert refusal is not None
+    # The reason, then the box to tick: never the box before the why.
+    assert text(refusal.group(1)).startswith("bo saved this group after you opened")
+    assert refusal.group(1).index("saved this group") < refusal.group(1).index(
+        'name="whos_online_overwrite"'
+    )
     topic.refresh_from_db()
     assert topic.name == "Bo's title"
 

@@ -879,6 +879,9 @@ def test_the_change_form_notice_reads_right_to_left(log_in: LogIn) -> None:
     # The notice's items are replaced at each ask: ask the box they are in.
     box = admin.locator(NOTICE)
     assert box.evaluate("box => getComputedStyle(box).direction") == "rtl"
+    # Its English sentence, with no Hebrew catalog, still reads left to right.
+    sentence = "box => getComputedStyle(box.querySelector('li')).direction"
+    assert box.evaluate(sentence) == "ltr"
     screenshot(admin, "admin-editing-rtl", whole=False)
     assert axe_violations(admin, NOTICE) == []
     close_admin(admin, editor)
@@ -894,4 +897,28 @@ def test_the_change_form_notice_speaks_the_browsers_language(log_in: LogIn) -> N
         "editor sieht sich diesen Eintrag (Benutzer) an."
     )
     screenshot(admin, "admin-editing-de", admin.locator(NOTICE))
+    close_admin(admin, editor)
+
+
+def test_a_form_whose_object_was_deleted_says_so_and_stops_asking(
+    log_in: LogIn,
+) -> None:
+    editor = log_in("editor")
+    editor.goto("/admin/auth/group/add/")
+    editor.fill("#id_name", "Moderators")
+    editor.click("input[name=_continue]")
+    expect(editor.locator(".messagelist .success")).to_be_visible()
+    form = editor.url
+    admin = log_in("admin")
+    admin.goto(form)
+    expect(admin.locator(NOTICE)).to_have_text("editor is viewing this group.")
+    editor.goto(form.replace("/change/", "/delete/"))
+    editor.click("#content input[type=submit]")
+    expect(admin.locator(NOTICE)).to_have_text(
+        "editor deleted this group after you opened it.", timeout=REFRESH_WAIT_MS
+    )
+    asked: list[str] = []
+    admin.on("request", lambda request: asked.append(request.url))
+    admin.wait_for_timeout(3 * REFRESH_SECONDS * 1000)
+    assert [url for url in asked if "/presence/" in url] == []
     close_admin(admin, editor)

@@ -237,7 +237,9 @@ class ConcurrentEditingMixin(AnyModelAdmin):
     def _refusing(self, form: Any, save: Save) -> Any:
         """``form``, refusing to save with the warning of ``save``."""
         context = {"save": save, "model": self.opts.verbose_name}
-        warning = render_to_string("whos_online/admin/save_since.html", context)
+        # The reason, then the box to tick to save over it, in the form's
+        # errors: an error Django shows above the form, as for any other.
+        warning = render_to_string("whos_online/admin/refusal.html", context)
 
         class Refusing(form):  # type: ignore[misc]
             whos_online_save = save

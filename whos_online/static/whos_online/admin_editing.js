@@ -32,11 +32,19 @@
     if (answer && typeof answer.html === "string") notice.innerHTML = answer.html;
   }
 
-  function ask() {
+  function stop() {
     window.clearTimeout(timer);
+    timer = null;
+  }
+
+  function ask() {
+    stop();
     timer = window.setTimeout(ask, config.seconds * 1000);
     fetch(config.url, { method: "POST", body: body({}), credentials: "same-origin" })
       .then(function (response) {
+        // 404: the object is gone (the answer says who deleted it); there is
+        // nobody to ask about any more.
+        if (response.status === 404) stop();
         return response.status === 200 || response.status === 404 ? response.json() : null;
       })
       .then(show)
@@ -44,7 +52,7 @@
   }
 
   function changed() {
-    if (editing) return;
+    if (editing || timer === null) return;
     editing = true;
     ask();
   }
@@ -52,13 +60,14 @@
   form.addEventListener("input", changed);
   form.addEventListener("change", changed);
   document.addEventListener("visibilitychange", function () {
-    if (document.visibilityState === "visible") ask();
+    if (document.visibilityState === "visible" && timer !== null) ask();
   });
   window.addEventListener("pageshow", function (event) {
     if (event.persisted) ask();
   });
   window.addEventListener("pagehide", function () {
-    window.clearTimeout(timer);
+    if (timer === null) return;
+    stop();
     navigator.sendBeacon(config.url, body({ leaving: "1" }));
   });
   ask();
