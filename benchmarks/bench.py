@@ -237,3 +237,27 @@ def cookies_set(headers: list[tuple[str, str]]) -> dict[str, str]:
         if name.lower() == "set-cookie":
             jar.load(value)
     return {name: morsel.value for name, morsel in jar.items() if morsel.value}
+
+
+def described(software: list[str]) -> dict[str, str]:
+    """What a report says of its run: when, on which commit (and whether
+    whos_online/ was changed since), on what machine, with what software."""
+    import platform
+    from datetime import datetime, timezone
+
+    cpuinfo = Path("/proc/cpuinfo").read_text().splitlines()
+    cpu = [line.split(":", 1)[1].strip() for line in cpuinfo if "model name" in line]
+
+    def git(*args: str) -> str:
+        done = subprocess.run(["git", *args], cwd=ROOT, capture_output=True, text=True)
+        return done.stdout.strip()
+
+    dirty = git("status", "--porcelain", "--", "whos_online")
+    return {
+        "date": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+        "commit": git("rev-parse", "--short", "HEAD")
+        + (" (whos_online/ modified)" if dirty else ""),
+        "machine": f"{os.cpu_count()} cores, {cpu[0] if cpu else '?'}, "
+        + platform.platform(),
+        "software": ", ".join(software),
+    }

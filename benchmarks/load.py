@@ -38,7 +38,7 @@ from typing import Any, NamedTuple
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from benchmarks.bench import BROWSER, ROOT, log, redis_server  # noqa: E402
+from benchmarks.bench import BROWSER, ROOT, described, log, redis_server  # noqa: E402
 
 DOCS = ROOT / "docs" / "benchmarks"
 # The pages a visitor browses in turn: each has the widget, the threads
@@ -369,25 +369,16 @@ def summary(figures: dict[str, Any]) -> str:
 
 def environment(args: argparse.Namespace) -> dict[str, str]:
     import platform
-    from datetime import datetime, timezone
     from importlib.metadata import version
 
     import django
 
-    cpuinfo = Path("/proc/cpuinfo").read_text().splitlines()
-    cpu = [line.split(":", 1)[1].strip() for line in cpuinfo if "model name" in line]
     redis = subprocess.run(
         ["redis-server", "--version"], capture_output=True, text=True
     )
     server = next(
         (w[2:] for w in redis.stdout.split() if w.startswith("v=")), "unknown"
     )
-
-    def git(*more: str) -> str:
-        done = subprocess.run(["git", *more], cwd=ROOT, capture_output=True, text=True)
-        return done.stdout.strip()
-
-    dirty = git("status", "--porcelain", "--", "whos_online")
     workers = f"{args.workers} {args.worker_class} workers"
     if args.worker_class == "gthread":
         workers += f" of {args.threads} threads"
@@ -395,15 +386,7 @@ def environment(args: argparse.Namespace) -> dict[str, str]:
     software += [f"Redis {server}", f"redis-py {version('redis')}"]
     software += [f"gunicorn {version('gunicorn')} ({workers})"]
     software += [f"django-online-users {version('django-online-users')}"]
-    return {
-        "date": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
-        "commit": git("rev-parse", "--short", "HEAD")
-        + (" (whos_online/ modified)" if dirty else ""),
-        "machine": f"{os.cpu_count()} cores, {cpu[0] if cpu else '?'}, "
-        + platform.platform(),
-        "software": ", ".join(software),
-        "workers": workers,
-    }
+    return described(software) | {"workers": workers}
 
 
 def run(

@@ -333,8 +333,10 @@ def working_together(t: Table, found: dict[str, Any]) -> None:
     ):
         cost = counted[case]
         trips, queries = cost["round_trips"], cost["queries"]
+        paid = f"{trips} Redis round trip{'' if trips == 1 else 's'}"
+        paid += f", {queries} quer{'y' if queries == 1 else 'ies'}"
         t.add(
-            f"{case} ({trips} Redis round trips, {queries} queries): µs",
+            f"{case} ({paid}): µs",
             raw[case],
             raw[floor],
             what,

@@ -16,18 +16,16 @@ import json
 import os
 import platform
 import shutil
-import subprocess
 import sys
 import tempfile
 import time
-from datetime import datetime, timezone
 from importlib.metadata import version
 from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from benchmarks.bench import ROOT, log, redis_server  # noqa: E402
+from benchmarks.bench import ROOT, described, log, redis_server  # noqa: E402
 
 DOCS = ROOT / "docs" / "benchmarks"
 MARKERS = (
@@ -95,14 +93,6 @@ def environment(redis_url: str) -> dict[str, str]:
     from django.conf import settings
     from redis import Redis
 
-    cpuinfo = Path("/proc/cpuinfo").read_text().splitlines()
-    cpu = [line.split(":", 1)[1].strip() for line in cpuinfo if "model name" in line]
-
-    def git(*args: str) -> str:
-        done = subprocess.run(["git", *args], cwd=ROOT, capture_output=True, text=True)
-        return done.stdout.strip()
-
-    dirty = git("status", "--porcelain", "--", "whos_online")
     hiredis = (
         "hiredis " + version("hiredis")
         if "presence-hiredis" in _parsers()
@@ -114,14 +104,7 @@ def environment(redis_url: str) -> dict[str, str]:
     software += [f"django-redis {version('django-redis')}", hiredis]
     if not settings.PEER_ERROR:
         software.append(f"django-online-users {version('django-online-users')}")
-    return {
-        "date": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
-        "commit": git("rev-parse", "--short", "HEAD")
-        + (" (whos_online/ modified)" if dirty else ""),
-        "machine": f"{os.cpu_count()} cores, {cpu[0] if cpu else '?'}, "
-        + platform.platform(),
-        "software": ", ".join(software),
-    }
+    return described(software)
 
 
 def _parsers() -> dict[str, str]:

@@ -793,11 +793,24 @@ NOTICE = "#whos-online-editing"
 
 
 def open_change_form(page: Page, username: str) -> None:
-    """Open the admin's change form of the user ``username``."""
+    """Open the admin's change form of the user ``username``, in whatever
+    language the browser asks for."""
     page.goto(f"/admin/auth/user/?q={username}")
     page.locator("#result_list").get_by_role("link", name=username, exact=True).click()
-    expect(page.locator("h1")).to_contain_text("Change user")
+    expect(page.locator("#id_username")).to_have_value(username)
     expect(page.locator(NOTICE)).to_be_attached()
+
+
+def both_on_a_form(
+    log_in: LogIn, username: str, **admin_options: Any
+) -> tuple[Page, Page]:
+    """The editor with the user ``username``'s change form open, then the
+    admin on the same form (in the browser ``admin_options`` describe)."""
+    editor = log_in("editor")
+    open_change_form(editor, username)
+    admin = log_in("admin", **admin_options)
+    open_change_form(admin, username)
+    return admin, editor
 
 
 def close_admin(*pages: Page) -> None:
@@ -867,11 +880,9 @@ def test_the_change_form_notice_passes_axe(log_in: LogIn, scheme: str) -> None:
 
 
 def test_the_change_form_notice_reads_right_to_left(log_in: LogIn) -> None:
-    editor = log_in("editor")
-    open_change_form(editor, "alice")
-    admin = log_in("admin", extra_http_headers={"Accept-Language": "he"})
-    admin.goto("/admin/auth/user/")
-    admin.locator("#result_list").get_by_role("link", name="alice", exact=True).click()
+    admin, editor = both_on_a_form(
+        log_in, "alice", extra_http_headers={"Accept-Language": "he"}
+    )
     expect(admin.locator("html")).to_have_attribute("dir", "rtl")
     item = admin.locator(f"{NOTICE} li")
     # No Hebrew catalog ships: the app's words are English, the model's Hebrew.
@@ -888,11 +899,9 @@ def test_the_change_form_notice_reads_right_to_left(log_in: LogIn) -> None:
 
 
 def test_the_change_form_notice_speaks_the_browsers_language(log_in: LogIn) -> None:
-    editor = log_in("editor")
-    open_change_form(editor, "alice")
-    admin = log_in("admin", extra_http_headers={"Accept-Language": "de"})
-    admin.goto("/admin/auth/user/")
-    admin.locator("#result_list").get_by_role("link", name="alice", exact=True).click()
+    admin, editor = both_on_a_form(
+        log_in, "alice", extra_http_headers={"Accept-Language": "de"}
+    )
     expect(admin.locator(NOTICE)).to_have_text(
         "editor sieht sich diesen Eintrag (Benutzer) an."
     )
