@@ -9,6 +9,7 @@ from io import StringIO
 from typing import Any
 
 import pytest
+from django.apps import apps as django_apps
 from django.core.exceptions import ImproperlyConfigured
 from django.core.management import call_command
 from django.db import connection
@@ -352,6 +353,25 @@ def test_a_misspelt_setting_is_w005_naming_the_right_one(
     assert message.id == "whos_online.W005"
     assert "WHOS_ONLINE_WINDOWS" in message.msg
     assert message.hint is not None and "WHOS_ONLINE_WINDOW" in message.hint
+
+
+def test_admin_editing_without_the_admin_installed_is_w008(
+    settings: SettingsWrapper, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    settings.WHOS_ONLINE_ADMIN_EDITING = True
+    monkeypatch.setattr(
+        django_apps, "is_installed", lambda name: name != "django.contrib.admin"
+    )
+    (message,) = checks.check_admin_editing()
+    assert message.id == "whos_online.W008"
+    assert "django.contrib.admin" in message.msg
+
+
+def test_admin_editing_with_the_admin_installed_says_nothing(
+    settings: SettingsWrapper,
+) -> None:
+    settings.WHOS_ONLINE_ADMIN_EDITING = True
+    assert checks.check_admin_editing() == []
 
 
 def test_an_unknown_setting_unlike_any_is_w005(settings: SettingsWrapper) -> None:

@@ -24,6 +24,7 @@ class WhosOnlineConfig(AppConfig):
         checks.register(our_checks.check_imports)
         checks.register(our_checks.check_urls, checks.Tags.urls)
         checks.register(our_checks.check_setting_names)
+        checks.register(our_checks.check_admin_editing, checks.Tags.admin)
         checks.register(our_checks.check_locations, checks.Tags.urls)
         checks.register(our_checks.check_rooms, checks.Tags.urls)
         checks.register(our_checks.check_migrations, checks.Tags.database)

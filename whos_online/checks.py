@@ -9,6 +9,7 @@ import difflib
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from django.apps import apps
 from django.conf import settings
 from django.core.cache import InvalidCacheBackendError, caches
 from django.core.checks import CheckMessage, Error, Warning
@@ -237,6 +238,22 @@ def check_setting_names(**kwargs: Any) -> list[CheckMessage]:
             )
         )
     return messages
+
+
+def check_admin_editing(**kwargs: Any) -> list[CheckMessage]:
+    """``WHOS_ONLINE_ADMIN_EDITING`` needs the admin, whose change forms it
+    adds to."""
+    if not conf.ADMIN_EDITING or apps.is_installed("django.contrib.admin"):
+        return []
+    return [
+        Warning(
+            "WHOS_ONLINE_ADMIN_EDITING is on, but django.contrib.admin is not "
+            "in INSTALLED_APPS, so there is no change form to show who else "
+            "is editing.",
+            hint="Install the admin, or leave the setting out.",
+            id="whos_online.W008",
+        )
+    ]
 
 
 def check_locations(**kwargs: Any) -> list[CheckMessage]:
