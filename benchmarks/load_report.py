@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from benchmarks.report import cell, markdown, med, ratio_text, ratios
+from benchmarks.table import cell, markdown, med, ratio_text, ratios
 
 MOST = 1.2  # p50 and p99, ÷ (a): issue 28's target
 SAME = 0.99  # requests/s ÷ (a) at least this: the same requests/s

@@ -6,7 +6,10 @@ from __future__ import annotations
 
 import statistics
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any
+
+from benchmarks.capacity import capacity, capacity_line
+from benchmarks.table import Row, Table, markdown, med
 
 # The pages of benchmarks/together.py, each timed above an empty page.
 LISTING = "a listing of 50 rows, N viewing each"
@@ -15,15 +18,6 @@ FORM = "an admin change form, who else is editing"
 DJANGOS_FORM = "Django's own change form"
 ASK = "an ask of an open change form"
 
-ONLINE = 1_000_000
-PAGE_VIEWS = ONLINE / 60  # one page view a minute per visitor
-# Pages a web server process serves a second (a Django process behind
-# gunicorn serves some tens to a few hundred); with WHOS_ONLINE_SNAPSHOT_MAX_AGE
-# each process asks Redis for at most one snapshot per that many seconds.
-PAGES_PER_PROCESS = 100
-SNAPSHOT_MAX_AGE = 2.0
-AWAY_AFTER = 300  # WHOS_ONLINE_AWAY_AFTER's default
-CORES_TARGET = 0.5
 PEER = "django-online-users 0.3"
 
 METHOD = """\
@@ -113,84 +107,6 @@ results.json` writes this page again from a run's figures. The example
 project under load, served by gunicorn to 200 visitors with the app and
 without, is measured apart, by `make bench-load`: [load.md](load.md).
 """
-
-
-class Row(NamedTuple):
-    name: str
-    measured: str
-    floor: str
-    ratio: str
-    target: str
-    verdict: str
-
-
-def med(values: list[float]) -> float:
-    return statistics.median(values)
-
-
-def cell(values: list[float], unit: str = " µs", digits: int = 1) -> str:
-    if len(values) == 1:
-        return f"{values[0]:,.{digits}f}{unit}"
-    low, mid, high = min(values), med(values), max(values)
-    return f"{low:,.{digits}f} / **{mid:,.{digits}f}** / {high:,.{digits}f}{unit}"
-
-
-def too_small(floor: list[float], noise: float = 0) -> bool:
-    """Whether a floor cannot be divided by meaningfully: not above zero,
-    nor above its own noise (twice its rounds' median absolute deviation),
-    nor above ``noise`` (how far two counts of one case differ)."""
-    mid = med(floor)
-    return mid <= max(noise, 2 * med([abs(f - mid) for f in floor]), 0)
-
-
-def ratios(top: list[float], bottom: list[float]) -> list[float]:
-    """Round by round, leaving out a round whose floor is not above zero."""
-    return [a / b for a, b in zip(top, bottom, strict=True) if b > 0]
-
-
-def ratio_text(values: list[float]) -> str:
-    if len(values) == 1:
-        return f"{values[0]:.2f}×"
-    return f"**{med(values):.2f}×** ({min(values):.2f}–{max(values):.2f})"
-
-
-class Table:
-    """The rows, and the derived figures results.json keeps."""
-
-    def __init__(self) -> None:
-        self.rows: list[Row] = []
-        self.derived: dict[str, Any] = {}
-
-    def add(
-        self,
-        name: str,
-        top: list[float],
-        bottom: list[float],
-        floor: str,
-        unit: str = " µs",
-        most: float = 0,
-        noise: float = 0,
-        cap: float = 0,
-    ) -> None:
-        """``most``: the ratio's target, if it has one; ``noise``: how far
-        two counts of one case differ; ``cap``: a target for the figure
-        itself, its largest measure."""
-        digits = {"/s": 0, " s": 3, "": 0}.get(unit, 1)
-        floor = f"{floor}: {cell(bottom, unit, digits)}"
-        if noise:
-            floor += f" (bare request counted twice: ±{noise:,.0f})"
-        if too_small(bottom, noise):
-            text = "floor too small to divide by (within noise)"
-            self.derived[name] = {"ratio_median": None, "met": None}
-            self.rows.append(Row(name, cell(top, unit, digits), floor, text, "", ""))
-            return
-        each = ratios(top, bottom)
-        met = med(each) <= most if most else (max(top) <= cap if cap else None)
-        self.derived[name] = {"ratio_median": med(each), "met": met}
-        target = f"≤ {most:g}×" if most else (f"≤ {cap:g}{unit}" if cap else "—")
-        verdict = {True: "met", False: "**missed**", None: ""}[met]
-        shown = cell(top, unit, digits)
-        self.rows.append(Row(name, shown, floor, ratio_text(each), target, verdict))
 
 
 def build(results: dict[str, Any]) -> Table:
@@ -345,54 +261,6 @@ def working_together(t: Table, found: dict[str, Any]) -> None:
 
 def peer_name(name: str) -> str:
     return name.replace("peer ", f"{PEER}, ")
-
-
-def capacity(results: dict[str, Any]) -> dict[str, Any]:
-    """Redis cores by command time at 1,000,000 online (see the method),
-    with the same by core µs beside it."""
-    params = results["params"]
-    guard = params.get("guard_seconds", 300)
-    heartbeat = params.get("heartbeat_seconds", 60)
-    rates = {
-        "thread pages": PAGE_VIEWS,
-        "records": ONLINE / guard,
-        "heartbeats": ONLINE / max(AWAY_AFTER - heartbeat, heartbeat),
-        "snapshots": min(PAGE_VIEWS, PAGE_VIEWS / PAGES_PER_PROCESS / SNAPSHOT_MAX_AGE),
-    }
-    out: dict[str, Any] = {"rates": rates}
-    for measure in ("us", "core_us"):
-        cost = {n: med([r[measure] for r in rs]) for n, rs in results["redis"].items()}
-        threads = [cost[n] for n in cost if "thread after thread" in n]
-        per = {
-            "thread pages": max(threads, default=0.0),
-            "records": max(
-                cost.get("record guest returning", 0.0), cost["record user renewal"]
-            ),
-            "heartbeats": cost["heartbeat"],
-            "snapshots": cost["widget at the cap"],
-        }
-        out[measure] = {n: rates[n] * per[n] / 1e6 for n in rates}
-    return out
-
-
-def capacity_line(cap: dict[str, Any]) -> str:
-    cores = sum(cap["us"].values())
-    parts = ", ".join(f"{name} {cap['us'][name]:.2f}" for name in cap["rates"])
-    verdict = "met" if cores <= CORES_TARGET else "**missed**"
-    return (
-        "**1,000,000 online, a page a minute each, every page a thread new to "
-        f"its reader: {cores:.2f} Redis cores by command time** ({parts}): "
-        "the time Redis spends executing the commands (`INFO commandstats`), "
-        "scripts' own commands inside their script's; not reading requests, "
-        "writing replies or system calls, with which Redis' main thread spent "
-        f"{sum(cap['core_us'].values()):.2f} cores' worth in this run. "
-        f"Target: ≤ {CORES_TARGET} cores by command time ({verdict})."
-    )
-
-
-def markdown(header: list[str], body: list[list[str]] | list[Row]) -> str:
-    lines = [header, ["---"] * len(header), *body]
-    return "\n".join("| " + " | ".join(line) + " |" for line in lines)
 
 
 HEADER = ["Figure", "Measured: min / **median** / max", "Floor, same run"]

@@ -54,7 +54,7 @@ QUICK |= {"not_seen_after": 100, "together_block": 10}
 
 
 def measure(params: dict[str, Any], callgrind: bool) -> dict[str, Any]:
-    from benchmarks import figures, together
+    from benchmarks import figures, redis_figures, together
 
     world = figures.World(params["size"], params["users"])
     log("requests through WSGIHandler, alternated in rounds")
@@ -68,15 +68,15 @@ def measure(params: dict[str, Any], callgrind: bool) -> dict[str, Any]:
         world, params["rounds"], params["together_block"]
     )
     log("time inside Redis, per operation")
-    results["redis"] = figures.redis_costs(
+    results["redis"] = redis_figures.redis_costs(
         world, params["redis_rounds"], params["redis_calls"]
     )
     log("operations per second of one Redis core (redis-benchmark)")
-    results["throughput"] = figures.throughput(
+    results["throughput"] = redis_figures.throughput(
         world, params["benchmark_requests"], params["prune_rounds"]
     )
     log(f"prune of {params['prune_size']:,} stale members")
-    results["prune"] = figures.prune(
+    results["prune"] = redis_figures.prune(
         world, params["prune_size"], params["prune_rounds"]
     )
     results["instructions"] = None

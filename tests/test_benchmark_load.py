@@ -11,7 +11,7 @@ import pytest
 # benchmarks/ is in the repository, not in the sdist that ships the tests.
 pytest.importorskip("benchmarks.load_report")
 
-from benchmarks.load import Visitor, percentile  # noqa: E402
+from benchmarks.load_client import Visitor, percentile  # noqa: E402
 from benchmarks.load_report import rows  # noqa: E402
 
 
