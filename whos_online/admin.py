@@ -142,7 +142,7 @@ class ConcurrentEditingMixin(AnyModelAdmin):
             if not self.has_view_or_change_permission(request):
                 raise PermissionDenied
             save = editing.save_since(request.user, self.model, pk, mark)
-            return self._presence(request, Others(available=True, save=save), 404)
+            return self._presence(Others(available=True, save=save), 404)
         if not self.has_view_or_change_permission(request, obj):
             raise PermissionDenied
         if request.POST.get("leaving") == "1":
@@ -151,7 +151,7 @@ class ConcurrentEditingMixin(AnyModelAdmin):
         editing.stay(request, obj, editing=request.POST.get("editing") == "1")
         others = editing.others_here(request.user, obj)
         save = editing.save_since(request.user, self.model, str(obj.pk), mark)
-        return self._presence(request, replace(others, save=save))
+        return self._presence(replace(others, save=save))
 
     def get_form(
         self,
@@ -216,9 +216,7 @@ class ConcurrentEditingMixin(AnyModelAdmin):
             args=[quote(obj.pk)],
         )
 
-    def _presence(
-        self, request: HttpRequest, others: Others, status: int = 200
-    ) -> HttpResponse:
+    def _presence(self, others: Others, status: int = 200) -> HttpResponse:
         context = {"others": others, "model": self.opts.verbose_name}
         html = render_to_string("whos_online/admin/editing_notice.html", context)
         answer = {
