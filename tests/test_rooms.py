@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import re
 
 import pytest
 from asgiref.sync import async_to_sync
@@ -21,6 +22,7 @@ from whos_online import checks
 from whos_online.conf import get_config
 from whos_online.rooms import room_from_token, room_token
 from whos_online.store import get_store
+from whos_online.store.places import PLACES_PER_MEMBER
 
 pytestmark = pytest.mark.django_db
 
@@ -326,7 +328,7 @@ def test_a_reader_who_appears_offline_is_not_listed_in_their_room_box(
 
 # Every room a user is in is known, so leaving reaches all of them.
 
-READ_THREADS = 12  # more than a handful: an ordinary quarter of an hour
+READ_THREADS = 12  # more than a handful of tabs open at once
 
 
 def rooms_listing(redis_client: Redis, kind: str, threads: int) -> list[int]:
@@ -338,9 +340,13 @@ def rooms_listing(redis_client: Redis, kind: str, threads: int) -> list[int]:
 
 
 def reads_every_thread(browser: Client, user: User) -> None:
+    """Open each thread in a tab of its own, its script saying it is open."""
     browser.force_login(user)
     for n in range(1, READ_THREADS + 1):
-        browser.get(f"/thread/{n}/")
+        html = browser.get(f"/thread/{n}/").content.decode()
+        found = re.search(r'data-whos-online-here="([^"]+)"', html)
+        assert found is not None
+        browser.post("/whos-online/here/", {"tab": f"tab-{n:04d}", "room": found[1]})
 
 
 def test_logging_out_leaves_every_room_read_within_the_window(
@@ -362,10 +368,10 @@ def test_appearing_offline_leaves_the_public_list_of_every_room_read(
     )
 
 
-def test_past_the_most_rooms_a_user_is_kept_in_they_leave_the_oldest(
+def test_past_the_most_places_a_user_holds_they_leave_the_one_that_ends_first(
     alice: User, redis_client: Redis
 ) -> None:
-    most = 100
+    most = PLACES_PER_MEMBER
     for n in range(1, most + 2):
         presence.record_in_room(f"thread:{n}", "users", str(alice.pk))
     assert rooms_listing(redis_client, "users", most + 1) == list(range(2, most + 2))

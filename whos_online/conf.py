@@ -120,6 +120,19 @@ class Settings:
         return self._get("HEARTBEAT_SECONDS", 60)
 
     @property
+    def TAB_SECONDS(self) -> int:
+        """Seconds between a room page's pings that its tab is still open,
+        visible or not (a browser runs a background tab's timers about once
+        a minute)."""
+        return self._get("TAB_SECONDS", 45)
+
+    @property
+    def TAB_TIMEOUT(self) -> int:
+        """Seconds after its last ping that a tab which vanished (a crash, a
+        lost network) leaves its rooms; a tab that closes leaves at once."""
+        return self._get("TAB_TIMEOUT", 150)
+
+    @property
     def ADMIN_EDITING(self) -> bool:
         """Whether every ModelAdmin's change form shows who else is editing
         it (``ConcurrentEditingMixin`` adds it to one ModelAdmin)."""

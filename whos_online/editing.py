@@ -17,6 +17,7 @@ compared, the web server's or Redis'.
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -26,7 +27,7 @@ from django.db.models import Model
 
 from whos_online.conf import conf
 from whos_online.gate import Gate
-from whos_online.rooms import join_named_room, record_in_room, room_name
+from whos_online.rooms import join_named_room, keep_tab, leave_tab, room_name
 from whos_online.roster import Roster, online_roster
 from whos_online.store import get_store
 from whos_online.users import OnlineUser
@@ -107,20 +108,25 @@ def enter(request: Any, obj: Model) -> None:
 
 
 def stay(request: Any, obj: Model, *, editing: bool) -> None:
-    """The form is still open (with unsaved changes, if ``editing``)."""
+    """The form is still open (with unsaved changes, if ``editing``): its
+    tab is in the object's rooms for six asks more."""
     rooms = rooms_of(obj)
     if rooms is None:
         return
-    record_in_room(request, rooms.viewing)
-    if editing:
-        record_in_room(request, rooms.editing)
+    here = {rooms.viewing, rooms.editing} if editing else {rooms.viewing}
+    keep_tab(request, form_tab(rooms), here, presence_window())
 
 
 def leave(request: Any, obj: Model) -> None:
-    """The form was closed: its staff member leaves the object's rooms."""
+    """The form was closed: its tab leaves the object's rooms."""
     rooms = rooms_of(obj)
     if rooms is not None:
-        get_store().leave_rooms(str(request.user.pk), [rooms.viewing, rooms.editing])
+        leave_tab(request, form_tab(rooms))
+
+
+def form_tab(rooms: Rooms) -> str:
+    """The tab a staff member's forms of one object share."""
+    return "form-" + hashlib.blake2b(rooms.viewing.encode(), digest_size=8).hexdigest()
 
 
 def others_here(viewer: Any, obj: Model) -> Others:
@@ -129,6 +135,7 @@ def others_here(viewer: Any, obj: Model) -> Others:
     rooms = rooms_of(obj)
     if rooms is None:
         return Others()
+    # Read afresh (a window given), not from a snapshot this process shares.
     window = presence_window()
     roster = online_roster(NAMED + 1, room=rooms.viewing, viewer=viewer, window=window)
     if not roster.available:
@@ -137,7 +144,7 @@ def others_here(viewer: Any, obj: Model) -> Others:
     listed = [online for online in roster.users if str(online.user.pk) != own]
     if not roster.shows_names:
         return Others(available=True, unnamed=_others_counted(roster, rooms, own))
-    editing = _editing(rooms.editing, listed, window)
+    editing = _editing(rooms.editing, listed)
     here = [
         Colleague(online, str(online.user.pk) in editing) for online in listed[:NAMED]
     ]
@@ -149,15 +156,15 @@ def _others_counted(roster: Roster, rooms: Rooms, own: str) -> int:
     viewer is left out if they are in it (one round trip)."""
     counts = roster.counts
     everyone = counts.users + (counts.hidden if roster.shows_hidden_count else 0)
-    mine = get_store().in_room(rooms.viewing, [own], presence_window())
+    mine = get_store().in_room(rooms.viewing, [own])
     return max(everyone - (1 if mine and (mine[0] or mine[1]) else 0), 0)
 
 
-def _editing(room: str, listed: list[OnlineUser], window: int) -> set[str]:
+def _editing(room: str, listed: list[OnlineUser]) -> set[str]:
     """The keys of the ``listed`` users in the editing ``room``."""
     if not listed:
         return set()
-    found = get_store().in_room(room, (online.user.pk for online in listed), window)
+    found = get_store().in_room(room, (online.user.pk for online in listed))
     return set() if found is None else found[0] | found[1]
 
 

@@ -14,7 +14,7 @@ from django.utils.cache import patch_cache_control, patch_vary_headers
 
 from whos_online import page
 from whos_online.page import visit_of
-from whos_online.rooms import record_page_rooms, rooms_of_page
+from whos_online.rooms import record_page_rooms
 from whos_online.seen import Cookies, session_changed
 from whos_online.store import get_store
 from whos_online.visitors import Visit
@@ -25,8 +25,8 @@ class WhosOnlineMiddleware:
 
     The visitor is recorded before the view runs, so the page already counts
     them; a view that logs someone in or out records the new identity too.
-    After a view that answered 2xx, the visitor is recorded in the page's
-    rooms (see :mod:`whos_online.rooms`).
+    After a page a browser opened answered 2xx, the visitor's device is in
+    the page's rooms, and in no other (see :mod:`whos_online.rooms`).
     """
 
     sync_capable = True
@@ -87,8 +87,7 @@ class WhosOnlineMiddleware:
             page.TASK.reset(token)
         if after_view_needed(request, response, seen, visit):
             await sync_to_async(after_view)(visit_of(request, seen), response)
-        if rooms_of_page(request):
-            await sync_to_async(record_page_rooms)(request, response, seen)
+        await sync_to_async(record_page_rooms)(request, response, seen)
         if store.has_peak_to_keep:
             await sync_to_async(store.keep_peak_seen)()
         made = getattr(request, page.ATTRIBUTE, None)

@@ -16,6 +16,7 @@ reader, who is about to be recorded.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping
 from collections.abc import Set as AbstractSet
 from contextlib import suppress
@@ -30,11 +31,14 @@ from whos_online.conf import conf
 from whos_online.locations import marked
 from whos_online.page import visit_of
 from whos_online.seen import Cookies
+from whos_online.state import Throttle
 from whos_online.store import Store, get_store, is_room_name
+from whos_online.visitors import Visit, Visitor
 
 View = TypeVar("View", bound=Callable[..., Any])
 
 TOKEN_SALT = "whos_online.room"
+TAB_ID = re.compile(r"[A-Za-z0-9_\-]{8,64}")
 # The attribute a view's room name is kept in, as @location keeps its label.
 ATTRIBUTE = "whos_online_room"
 NO_ROOMS: frozenset[str] = frozenset()
@@ -124,41 +128,121 @@ def rooms_of_page(request: HttpRequest) -> AbstractSet[str]:
 def record_page_rooms(
     request: HttpRequest, response: HttpResponseBase, seen: Cookies
 ) -> None:
-    """After the view: record the visitor in the page's rooms, if it answered
-    2xx, unless their guard holds and says they were recorded in these very
-    rooms lately; the guard then says so (a guarded page of the same rooms
-    costs nothing). ``seen``: what the middleware read of the cookies."""
+    """After the view: a page a browser opened (answered 2xx) is where its
+    device is now, in the page's rooms and no longer in those of its page
+    before, unless their guard holds and says they were recorded in these
+    very rooms lately; the guard then says so (a guarded page of the same
+    rooms costs nothing, and so does a page in no room after one in no
+    room). ``seen``: what the middleware read of the cookies."""
     # Before anything is kept of the path: a page that does not exist costs
     # nobody else anything.
-    if not 200 <= response.status_code < 300:
+    if not 200 <= response.status_code < 300 or not is_page_opened(request, response):
         return
-    room, mark = room_of_path(request, seen.store)
+    _, mark = room_of_path(request, seen.store)
     made = getattr(request, page.ATTRIBUTE, None)
     if made is not None and made.named_rooms:  # rooms named by the templates too
         mark = rooms_mark(rooms_of_page(request))
-    elif room is None:
+    before = "" if seen.guard is None else seen.guard.rooms
+    if mark == before and (seen.guarded or not mark):
         return
-    if seen.guarded and seen.guard is not None and seen.guard.rooms == mark:
-        return
+    rooms = rooms_of_page(request)
+    enter_rooms(request, rooms, seen)
+    note_rooms(request, rooms, response)
+
+
+def is_page_opened(request: HttpRequest, response: HttpResponseBase) -> bool:
+    """Whether a browser opened this page (a navigation), rather than a
+    script fetching something (the widget's refresh, an API): by the
+    ``Sec-Fetch-*`` headers browsers send, else a GET answered with HTML."""
+    mode = request.headers.get("Sec-Fetch-Mode")
+    if mode is not None:
+        return mode == "navigate" and request.headers.get("Sec-Fetch-Dest") in (
+            None,
+            "document",
+        )
+    content_type = response.get("Content-Type") or ""
+    return request.method == "GET" and content_type.startswith("text/html")
+
+
+def enter_rooms(
+    request: HttpRequest, rooms: AbstractSet[str], seen: Cookies | None = None
+) -> None:
+    """The request's device is now in ``rooms`` (valid names; none: in no
+    room): one round trip; a failure is logged, never raised, and costs
+    nobody else anything. Crawlers are counted on the site, never in
+    rooms: a crawler fetching every thread would fill the rooms people
+    read. :func:`note_rooms` then tells the guard."""
     visit = visit_of(request, seen)
-    for name in sorted(rooms_of_page(request)):
-        record_in_room(request, name)
-    visit.note_rooms(mark, response)
+    visitor = visit.visitor
+    if visitor is not None and visitor.is_person:
+        store = visit.store
+        store.enter_rooms(visitor.kind, visitor.member, visit.device, sorted(rooms))
+
+
+def note_rooms(
+    request: HttpRequest, rooms: AbstractSet[str], response: HttpResponseBase
+) -> None:
+    """The device entered ``rooms``: its guard says so from now on."""
+    visit_of(request).note_rooms(rooms_mark(rooms) if rooms else "", response)
+
+
+def tab_id(value: object) -> str | None:
+    """``value`` if it is a tab id a room page's script makes (8 to 64 of
+    ``A-Z a-z 0-9 _ -``), else ``None``: a visitor's input, kept bounded."""
+    if isinstance(value, str) and TAB_ID.fullmatch(value):
+        return value
+    return None
+
+
+def keep_tab(
+    request: HttpRequest,
+    tab: str,
+    rooms: AbstractSet[str],
+    seconds: int,
+    *,
+    every: float = 0,
+) -> bool:
+    """The request's tab ``tab`` (a valid id) shows a page in exactly
+    ``rooms`` for ``seconds`` more (a tab in no room leaves them): one round
+    trip, at most once per ``every`` seconds a tab and process. Whether it
+    was kept."""
+    visit = visit_of(request)
+    visitor = _tab_holder(visit, visit.store.state.tabs, tab, every)
+    if visitor is None:
+        return False
+    kept = visit.store.keep_tab(
+        visitor.kind, visitor.member, visit.device, tab, sorted(rooms), seconds
+    )
+    return kept is not None
+
+
+def leave_tab(request: HttpRequest, tab: str, *, every: float = 0) -> bool:
+    """The request's tab ``tab`` closed: it leaves its rooms at once (one
+    round trip, at most once per ``every`` seconds a tab and process).
+    Whether it left."""
+    visit = visit_of(request)
+    visitor = _tab_holder(visit, visit.store.state.tabs_closed, tab, every)
+    if visitor is None:
+        return False
+    return visit.store.leave_tab(visitor.kind, visitor.member, tab)
+
+
+def _tab_holder(
+    visit: Visit, throttle: Throttle, tab: str, every: float
+) -> Visitor | None:
+    """Who holds the tab, if a person, and if ``throttle`` lets them
+    through (``every`` seconds a tab and process; 0: always)."""
+    visitor = visit.visitor
+    if visitor is None or not visitor.is_person:
+        return None
+    if every and not throttle.allows(f"{visitor.member} {tab}", every):
+        return None
+    return visitor
 
 
 def rooms_mark(rooms: AbstractSet[str]) -> str:
     """What a guard keeps of the rooms a visitor was recorded in."""
     return guard.mark("\n".join(sorted(rooms)) if len(rooms) > 1 else min(rooms))
-
-
-def record_in_room(request: HttpRequest, room: str) -> None:
-    """Record the request's visitor in ``room`` now (a valid name): one round
-    trip; a failure is logged, never raised, and costs nobody else anything.
-    Crawlers are counted on the site, never in rooms: a crawler fetching
-    every thread would fill the rooms people read."""
-    visitor = visit_of(request).visitor
-    if visitor is not None and visitor.is_person:
-        get_store().record_in_room(room, visitor.kind, visitor.member)
 
 
 def refuse_bad_room(room: object) -> bool:

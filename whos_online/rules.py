@@ -108,6 +108,15 @@ SETTING_RULES: dict[str, tuple[Callable[[Any], bool], str]] = {
         lambda v: is_whole(v, 2),
         "a whole number of seconds, at least 2",
     ),
+    "TAB_SECONDS": (
+        lambda v: is_whole(v, 5),
+        "a whole number of seconds, at least 5",
+    ),
+    "TAB_TIMEOUT": (
+        lambda v: is_whole(v, 90),
+        "a whole number of seconds, at least 90 (a background tab pings"
+        " about once a minute)",
+    ),
     "ADMIN_EDITING": (lambda v: isinstance(v, bool), "True or False"),
     "ADMIN_EDITING_SECONDS": (
         lambda v: is_whole(v, 2),

@@ -244,6 +244,9 @@ class State:
         self.bots = Throttle()
         # User pk -> when this process may record their heartbeat again.
         self.heartbeats = Throttle()
+        # "member tab" -> when this process may keep (or close) the tab again.
+        self.tabs = Throttle()
+        self.tabs_closed = Throttle()
         self.refused = RateLimitedLog()
         # (room, with hidden users) -> (taken at, names asked, snapshot), for
         # WHOS_ONLINE_SNAPSHOT_MAX_AGE; bounded like the guards.

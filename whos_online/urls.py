@@ -12,5 +12,6 @@ urlpatterns = [
     path("widget/", views.online_fragment, name="widget"),
     path("heartbeat/", views.heartbeat, name="heartbeat"),
     path("beacon/", views.beacon, name="beacon"),
+    path("here/", views.here, name="here"),
     path("visibility/", views.set_visibility, name="visibility"),
 ]

@@ -36,7 +36,14 @@ from whos_online import guard, visibility
 from whos_online.board import board_for
 from whos_online.conf import conf
 from whos_online.page import visit_of
-from whos_online.rooms import record_in_room, room_from_token
+from whos_online.rooms import (
+    enter_rooms,
+    keep_tab,
+    leave_tab,
+    note_rooms,
+    room_from_token,
+    tab_id,
+)
 from whos_online.roster import Roster, online_roster
 from whos_online.store import get_store
 
@@ -184,12 +191,44 @@ def beacon(request: HttpRequest) -> HttpResponseBase:
     """
     token = request.POST.get("room") or request.GET.get("room")
     room = None if not token else room_from_token(token, request.user)
-    if room is not None:
-        record_in_room(request, room)
+    if room is not None:  # the cached page opened is in this room
+        enter_rooms(request, {room})
     if request.POST.get("widgets") == "1":
         response: HttpResponse = json_response({"widgets": _widgets(request, room)})
     else:
         response = HttpResponse(status=204)
+    if room is not None:
+        note_rooms(request, {room}, response)
+    add_never_cache_headers(response)
+    return response
+
+
+# The most rooms one ping names: a page is in few.
+ROOMS_NAMED = 10
+
+
+@csrf_exempt
+@require_POST
+def here(request: HttpRequest) -> HttpResponseBase:
+    """A room page's script says its tab is still open (``tab``, and a
+    ``room`` token for each room the page is in), or, with ``leave=1``,
+    that it closed. The tab is in those rooms for ``WHOS_ONLINE_TAB_TIMEOUT``
+    seconds more; a closed tab leaves them at once. It changes nothing but
+    the caller's own presence in rooms it was given tokens for, so it needs
+    no CSRF token (``navigator.sendBeacon`` cannot send one)."""
+    tab = tab_id(request.POST.get("tab"))
+    if tab is None:
+        return json_response({"error": "Send the tab's id."}, status=400)
+    # A tab says so every WHOS_ONLINE_TAB_SECONDS: more often writes nothing.
+    every = conf.TAB_SECONDS / 3
+    if request.POST.get("leave") == "1":
+        leave_tab(request, tab, every=every)
+    else:
+        tokens = request.POST.getlist("room")[:ROOMS_NAMED]
+        found = {room_from_token(token, request.user) for token in tokens}
+        rooms = {room for room in found if room is not None}
+        keep_tab(request, tab, rooms, conf.TAB_TIMEOUT, every=every)
+    response = HttpResponse(status=204)
     add_never_cache_headers(response)
     return response
 

@@ -281,6 +281,13 @@ class Visit:
         return self.store.device_of(self.session_key)
 
     @property
+    def device(self) -> str:
+        """The visitor's device: a keyed hash of a user's session; ``""``
+        for a guest, whose address is their one device."""
+        visitor = self.visitor
+        return "" if visitor is None else self._device(visitor)
+
+    @property
     def identity_changed(self) -> bool:
         return session_changed(self.request, self.session_key)
 

@@ -25,6 +25,14 @@ ESTIMATED: tuple[Kind, ...] = ("users", "guests")
 ROOM_NAME = re.compile(r"[A-Za-z0-9_.:\-]{1,100}")
 
 
+# The budgets rooms are kept within (the rooms index, sizes and members
+# keys start with them): the admin's rooms (``admin:...``,
+# ``admin-editing:...``) have one of their own, so a busy public site never
+# fills the rooms of "who else is editing". prelude.lua's budget_of picks a
+# room's.
+BUDGETS = ("", "admin-")
+
+
 def is_room_name(name: object) -> bool:
     """Room names are 1 to 100 of ``A-Z a-z 0-9 _ . : -``."""
     return isinstance(name, str) and ROOM_NAME.fullmatch(name) is not None
@@ -76,25 +84,29 @@ class Shard:
         """Where a user is: "label<TAB>path"."""
         return self.key(f"where:{pk}")
 
-    def rooms_of(self, pk: str) -> str:
-        """The rooms a user is in: room name -> last visit."""
-        return self.key(f"rooms-of:{pk}")
+    def places(self, kind: Kind, member: str) -> str:
+        """The places a member holds in rooms, one per device and room and
+        per tab and room: ``"<room> d:<device>"`` or ``"<room> t:<tab>"``
+        -> present until. A user's (kinds users and hidden) are kept apart
+        from a guest's."""
+        return self.key(f"places:{'g' if kind == 'guests' else 'u'}:{member}")
 
     def last_seen(self) -> str:
         """When each user was last seen, kept beyond the window."""
         return self.key("last-seen")
 
-    def rooms(self) -> str:
-        """The rooms index: room name -> last visit."""
-        return self.key("rooms")
+    def rooms(self, budget: str = "") -> str:
+        """A budget's rooms index: room name -> present until (the latest of
+        its members')."""
+        return self.key(f"{budget}rooms")
 
-    def room_sizes(self) -> str:
-        """Room name -> how many members its sets hold."""
-        return self.key("room-sizes")
+    def room_sizes(self, budget: str = "") -> str:
+        """A budget's room name -> how many members its sets hold."""
+        return self.key(f"{budget}room-sizes")
 
-    def room_members(self) -> str:
-        """How many members all rooms' sets hold together."""
-        return self.key("room-members")
+    def room_members(self, budget: str = "") -> str:
+        """How many members all rooms' sets of a budget hold together."""
+        return self.key(f"{budget}room-members")
 
     def prune_scratch(self) -> str:
         """Where prune copies the members online out of a mostly stale set."""

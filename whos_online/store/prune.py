@@ -1,13 +1,14 @@
-"""Removing members who left the window, from every set, rooms included."""
+"""Removing members who left the window, from every set, and members whose
+presence in a room ran out."""
 
 from __future__ import annotations
 
 from whos_online.store import scripts
 from whos_online.store.base import StoreBase
-from whos_online.store.keys import KINDS, Kind, Shard
+from whos_online.store.keys import BUDGETS, KINDS, Kind, Shard
+from whos_online.store.places import decoded
 from whos_online.store.results import Pruned
 from whos_online.store.scripts import Arg
-from whos_online.store.writes import decoded
 
 # One prune script removes at most this many members, to keep Redis
 # responsive; it keeps at most COPIED online by copying them out of a mostly
@@ -78,15 +79,27 @@ class Prune(StoreBase):
                 return removed
 
     def _prune_rooms(self, shard: Shard, *, dry_run: bool) -> dict[str, int]:
-        rooms = decoded(self.client.zrange(shard.rooms(), 0, -1))
         removed: dict[str, int] = {"rooms": 0}
-        counters = [shard.rooms(), shard.room_sizes(), shard.room_members()]
+        for budget in BUDGETS:
+            self._prune_budget(shard, budget, removed, dry_run=dry_run)
+        return removed
+
+    def _prune_budget(
+        self, shard: Shard, budget: str, removed: dict[str, int], *, dry_run: bool
+    ) -> None:
+        """The rooms of one budget (keys.BUDGETS), a hundred at a time."""
+        rooms = decoded(self.client.zrange(shard.rooms(budget), 0, -1))
+        counters = [
+            shard.rooms(budget),
+            shard.room_sizes(budget),
+            shard.room_members(budget),
+        ]
         for start in range(0, len(rooms), ROOMS_BATCH):
             batch = rooms[start : start + ROOMS_BATCH]
             keys = counters + [
                 shard.room_key(room, kind) for room in batch for kind in KINDS
             ]
-            args: list[Arg] = [self.config.window, "1" if dry_run else "0", *batch]
+            args: list[Arg] = ["1" if dry_run else "0", *batch]
             counts = scripts.run(self.client, "prune_rooms", keys, args)
             names = [
                 name
@@ -95,4 +108,3 @@ class Prune(StoreBase):
             ]
             for name, count in zip(names, counts, strict=True):
                 removed[name] = removed.get(name, 0) + int(count)
-        return removed

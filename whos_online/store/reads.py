@@ -10,6 +10,7 @@ from typing import Any
 from whos_online.store import scripts
 from whos_online.store.base import StoreBase
 from whos_online.store.keys import ESTIMATED, KINDS, Kind, Shard
+from whos_online.store.places import decoded
 from whos_online.store.results import (
     Counts,
     History,
@@ -19,7 +20,7 @@ from whos_online.store.results import (
     Today,
 )
 from whos_online.store.scripts import Arg, Call
-from whos_online.store.writes import BATCH, decoded
+from whos_online.store.writes import BATCH
 
 HISTORY_MINUTES = 24 * 60
 
@@ -47,7 +48,8 @@ class Reads(StoreBase):
         at its cap is counted by its estimate, kept once a minute. With
         ``today_named``, as many of the users seen today are named (any of
         them, in the site's snapshot). ``window``: seconds, instead of
-        ``WHOS_ONLINE_WINDOW`` (for presence kept current by pings).
+        ``WHOS_ONLINE_WINDOW``. A room's snapshot is of who is in it now
+        (``places.py``): each listed as seen now.
         """
         limits = (
             limit,
@@ -56,6 +58,8 @@ class Reads(StoreBase):
             limit if bot_limit is None else bot_limit,
         )
         within = self.config.window if window is None else window
+        if room is not None:
+            within = 0  # its sets' scores say until when each is there
         return self.or_default(
             lambda: self._snapshot(room, limits, today_named, within), None
         )
@@ -87,6 +91,9 @@ class Reads(StoreBase):
             self.client, calls, self.state.shard_breakers, figures
         )
         parts = [self._part(call.shard, reply) for call, reply in answered]
+        if room is not None:
+            for part in parts:
+                part.seen_now()
         return self._merged(parts, replies if room is None else None, limits, window)
 
     def _snapshot_keys(self, shard: Shard, room: str | None, day: int) -> list[str]:
@@ -280,16 +287,12 @@ class Reads(StoreBase):
         return sorted(held.items())
 
     def rooms(self) -> list[str] | None:
-        """The rooms with anyone in them within the window; ``None`` if Redis
+        """The public rooms with anyone in them now; ``None`` if Redis
         failed."""
         return self.or_default(self._rooms, None)
 
     def _rooms(self) -> list[str]:
-        """The rooms with anyone in them within the window."""
-        calls = [
-            Call("rooms", [shard.rooms()], [self.config.window], shard)
-            for shard in self.shards
-        ]
+        calls = [Call("rooms", [shard.rooms()], [], shard) for shard in self.shards]
         found, _ = scripts.run_shards(self.client, calls, self.state.shard_breakers)
         return sorted({name for _, names in found for name in decoded(names)})
 
@@ -307,7 +310,7 @@ class Reads(StoreBase):
             Call(
                 "room_counts",
                 [shard.room_key(room, kind) for room in names for kind in KINDS],
-                [self.config.window, max(listed, 0)],
+                [max(listed, 0)],
                 shard,
             )
             for shard in self.shards
@@ -328,17 +331,14 @@ class Reads(StoreBase):
         return found
 
     def in_room(
-        self, room: str, pks: Iterable[object], window: int | None = None
+        self, room: str, pks: Iterable[object]
     ) -> tuple[set[str], set[str]] | None:
-        """Which of the users ``pks`` are in ``room`` now (seen within
-        ``window`` seconds, by default the window): (visible, hidden);
-        ``None`` if Redis failed. One round trip: a script per shard."""
-        within = self.config.window if window is None else window
-        return self.or_default(lambda: self._in_room(room, pks, within), None)
+        """Which of the users ``pks`` are in ``room`` now (a place of theirs
+        there lasts): (visible, hidden); ``None`` if Redis failed. One round
+        trip: a script per shard."""
+        return self.or_default(lambda: self._in_room(room, pks), None)
 
-    def _in_room(
-        self, room: str, pks: Iterable[object], window: int
-    ) -> tuple[set[str], set[str]]:
+    def _in_room(self, room: str, pks: Iterable[object]) -> tuple[set[str], set[str]]:
         by_shard: dict[Shard, list[str]] = {}
         for pk in dict.fromkeys(str(pk) for pk in pks):
             by_shard.setdefault(self.shard_of(pk), []).append(pk)
@@ -348,7 +348,7 @@ class Reads(StoreBase):
             Call(
                 "in_room",
                 [shard.room_key(room, "users"), shard.room_key(room, "hidden")],
-                [window, *members],
+                members,
                 shard,
             )
             for shard, members in by_shard.items()
@@ -370,6 +370,11 @@ class _Part:
         self.today_named: list[str] = []
         self.where: dict[str, bytes] = {}
         self.estimates: dict[Kind, int] = {}
+
+    def seen_now(self) -> None:
+        """A room's members are listed until when they are there: each is
+        seen now, newest first as they were."""
+        self.lists = [[(member, self.now) for member, _ in flat] for flat in self.lists]
 
 
 def _pairs(flat: list[bytes]) -> list[tuple[str, float]]:

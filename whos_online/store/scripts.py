@@ -25,10 +25,20 @@ from whos_online.store.keys import Shard
 Arg = str | bytes | int | float
 
 
+# Put before every script: the names of keys a script is told of by name,
+# and the places members hold in rooms.
+PRELUDE = "prelude"
+
+
+def _read(name: str) -> str:
+    return files(__package__).joinpath("lua", f"{name}.lua").read_text("utf-8")
+
+
 @functools.cache
 def source_of(name: str) -> tuple[str, str]:
-    """The source of ``lua/<name>.lua`` and its SHA1, read once."""
-    source = files(__package__).joinpath("lua", f"{name}.lua").read_text("utf-8")
+    """The source of ``lua/<name>.lua``, after the prelude, and its SHA1,
+    read once."""
+    source = f"{_read(PRELUDE)}\n{_read(name)}"
     return source, hashlib.sha1(source.encode()).hexdigest()
 
 
@@ -36,7 +46,7 @@ def script_names() -> list[str]:
     return sorted(
         path.name.removesuffix(".lua")
         for path in files(__package__).joinpath("lua").iterdir()
-        if path.name.endswith(".lua")
+        if path.name.endswith(".lua") and path.name != f"{PRELUDE}.lua"
     )
 
 

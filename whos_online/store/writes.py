@@ -10,8 +10,8 @@ from typing import Any
 from redis.exceptions import RedisError
 
 from whos_online.store import scripts
-from whos_online.store.base import StoreBase
 from whos_online.store.keys import Kind, Shard
+from whos_online.store.places import Places, decoded
 from whos_online.store.results import LoggedOut, Sighting, Stamp
 from whos_online.store.scripts import Arg, Call
 
@@ -20,12 +20,9 @@ BATCH = 1000
 # A renewal in plain commands is for members this far inside the window at
 # least, so that no clock difference can make one who left look renewed.
 RENEWAL_MARGIN = 60
-# The most rooms a user is kept in at once: past it, they leave the rooms
-# they visited longest ago (room.lua), so every room they are in is known.
-ROOMS_PER_USER = 100
 
 
-class Writes(StoreBase):
+class Writes(Places):
     def record(self, sighting: Sighting) -> Stamp | None:
         """Mark the member of ``sighting`` as seen now; ``None`` if Redis
         failed. A login also takes the guest they were off the guests, in
@@ -54,7 +51,7 @@ class Writes(StoreBase):
         if tick:
             self._tick(shard, int(float(now) // 60))
         if moved:  # their choice changed since their last record: their rooms too
-            self._move_in_rooms_of(shard, sighting.member, sighting.kind == "hidden")
+            self.move_in_rooms(shard, sighting.member, sighting.kind == "hidden")
         return Stamp(float(now), label, entered)
 
     def record_call(self, shard: Shard, sighting: Sighting) -> Call:
@@ -232,40 +229,6 @@ class Writes(StoreBase):
         site = self.layout
         self._on_site_keys("peak", [site.record(), site.daily_peaks()], list(seen))
 
-    def record_in_room(self, room: str, kind: Kind, member: str) -> float | None:
-        """Mark ``member`` as in ``room`` now; ``None`` if the room, or a
-        newcomer to it, was refused because the rooms are full (in the
-        member's shard, when there are several), or Redis failed."""
-        return self.or_default(
-            lambda: self._record_in_room(room, kind, member),
-            None,
-            self.breaker_of(member),
-        )
-
-    def _record_in_room(self, room: str, kind: Kind, member: str) -> float | None:
-        config, shard = self.config, self.shard_of(member)
-        is_user = kind in ("users", "hidden")
-        keys = [
-            shard.rooms(),
-            shard.room_sizes(),
-            shard.room_members(),
-            shard.start(),
-            shard.room_key(room, "users" if is_user else kind),
-        ]
-        if is_user:
-            keys += [shard.room_key(room, "hidden"), shard.rooms_of(member)]
-        args: list[Arg] = [
-            kind,
-            member,
-            config.window,
-            config.max_members,
-            room,
-            config.max_rooms,
-            ROOMS_PER_USER,
-        ]
-        now = scripts.run(self.client, "room", keys, args)
-        return None if now is None else float(now)
-
     def set_location(self, pk: str, location: str) -> bool:
         """Keep where the user ``pk`` is ("label<TAB>path") for the window;
         ``False`` if Redis failed."""
@@ -292,10 +255,8 @@ class Writes(StoreBase):
             shard.members("users"),
             shard.members("hidden"),
             shard.devices(pk),
-            shard.rooms_of(pk),
+            shard.places("users", pk),
             shard.where(pk),
-            shard.room_sizes(),
-            shard.room_members(),
             shard.start(),
         ]
         args: list[Arg] = [pk, device, self.config.guard_seconds]
@@ -303,19 +264,6 @@ class Writes(StoreBase):
         if was_hidden is None:
             return LoggedOut(removed=False, hidden=False)
         return LoggedOut(removed=True, hidden=bool(was_hidden))
-
-    def leave_rooms(self, pk: str, rooms: Sequence[str]) -> bool:
-        """The user ``pk`` leaves ``rooms`` (valid names) at once, their
-        places freed: one round trip; ``False`` if Redis failed."""
-        return self.or_default(
-            lambda: self._leave_rooms(pk, rooms), False, self.breaker_of(pk)
-        )
-
-    def _leave_rooms(self, pk: str, rooms: Sequence[str]) -> bool:
-        shard = self.shard_of(pk)
-        keys = [shard.room_sizes(), shard.room_members(), shard.rooms_of(pk)]
-        scripts.run(self.client, "leave", [*keys, shard.start()], [pk, *rooms])
-        return True
 
     def set_invisible(self, pk: str, invisible: bool) -> bool:
         """Move the user ``pk`` at once to the hidden sets (``invisible``) or
@@ -328,37 +276,16 @@ class Writes(StoreBase):
 
     def _set_invisible(self, pk: str, invisible: bool) -> bool:
         shard = self.shard_of(pk)
-        keys = [shard.members("users"), shard.members("hidden"), shard.rooms_of(pk)]
+        keys = [
+            shard.members("users"),
+            shard.members("hidden"),
+            shard.places("users", pk),
+        ]
         args: list[Arg] = [pk, "1" if invisible else "0", self.config.window]
         rooms = scripts.run(self.client, "visibility", keys, args)
         if rooms:
-            self._move_in_rooms(shard, pk, decoded(rooms), hidden=invisible)
+            self.move_in_these_rooms(shard, pk, decoded(rooms), hidden=invisible)
         return True
-
-    def _move_in_rooms_of(self, shard: Shard, pk: str, hidden: bool) -> None:
-        """Move the user ``pk`` to the hidden set of each room they are in
-        (``hidden``) or back: one round trip, three if in rooms."""
-        rooms = decoded(self.client.zrange(shard.rooms_of(pk), 0, -1))
-        if rooms:
-            self._move_in_rooms(shard, pk, rooms, hidden=hidden)
-
-    def _move_in_rooms(
-        self, shard: Shard, pk: str, rooms: list[str], *, hidden: bool
-    ) -> None:
-        """Move ``pk`` between the visible and hidden sets of each room,
-        keeping when they were seen: two pipelined round trips."""
-        leave: Kind = "users" if hidden else "hidden"
-        join: Kind = "hidden" if hidden else "users"
-        reads = self.client.pipeline(transaction=False)
-        for room in rooms:
-            reads.zscore(shard.room_key(room, leave), pk)
-        writes = self.client.pipeline(transaction=False)
-        for room, seen in zip(rooms, reads.execute(), strict=True):
-            if seen is not None:
-                writes.zrem(shard.room_key(room, leave), pk)
-                writes.zadd(shard.room_key(room, join), {pk: seen})
-                writes.expire(shard.room_key(room, join), self.config.window)
-        writes.execute()
 
     def sync_clock(self, shard: int | None = None) -> None:
         """Learn Redis' time and the data generation of ``shard`` (of every
@@ -384,7 +311,3 @@ class Writes(StoreBase):
     def reset_most_ever_online(self) -> bool:
         """Forget the record; whether there was one."""
         return bool(self.client.delete(self.layout.record()))
-
-
-def decoded(names: Any) -> list[str]:
-    return [bytes(name).decode() for name in names]

@@ -23,7 +23,7 @@ from django.utils.translation import gettext
 
 from whos_online import visibility
 from whos_online.conf import conf
-from whos_online.rooms import join_named_room, room_name, room_token
+from whos_online.rooms import join_named_room, room_name, room_token, rooms_of_page
 from whos_online.rooms import page_room as page_room_of
 from whos_online.roster import Roster, online_roster
 from whos_online.roster import room_counts as roster_room_counts
@@ -110,12 +110,12 @@ def whos_online(
     viewer = _viewer(context)
     name = _room(context, room)
     roster = _roster(context, _whole(limit, None), room, name)
+    refreshed = bool(seconds) and roster.room == name
     return {
         "roster": roster,
         "refresh_seconds": seconds,
-        "refresh_url": (
-            _refresh_url(name, viewer) if seconds and roster.room == name else None
-        ),
+        "refresh_url": _refresh_url(name, viewer) if refreshed else None,
+        "here": _here(context, name) if refreshed else None,
         "request": context.get("request"),
         "heading": level if level in range(1, 7) else 0,
         # What the beacon's fresh widgets are keyed by; None for a bad room.
@@ -344,6 +344,19 @@ def _refresh_url(room: str | None, viewer: Any) -> str | None:
     if url is None or room is None:
         return url
     return f"{url}?{urlencode({'room': room_token(room, viewer)})}"
+
+
+def _here(context: Context, room: str | None) -> dict[str, Any] | None:
+    """What the refresh script of a page in ``room`` needs to keep its tab
+    there while it is open: the endpoint, a token of the room, how often."""
+    request = context.get("request")
+    url = _reverse("whos_online:here")
+    if room is None or url is None or not isinstance(request, HttpRequest):
+        return None
+    if room not in rooms_of_page(request):
+        return None
+    token = room_token(room, _viewer(context))
+    return {"url": url, "token": token, "seconds": conf.TAB_SECONDS}
 
 
 def _reverse(name: str) -> str | None:

@@ -12,7 +12,10 @@
  * The beacon of a page served from a cache (beacon.js) hands over the
  * page's widgets as they are now, keyed by room ("" for the site's), in a
  * "whos-online:widgets" event: every widget on the page, refreshing or not,
- * shows them at once. Loaded twice on one page, it starts once. */
+ * shows them at once. Loaded twice on one page, it starts once.
+ *
+ * On a page in rooms, it also keeps the tab in them while it is open, and
+ * takes it out as it closes (see keepTab below). */
 (function () {
   "use strict";
   if (window.whosOnlineRefresh) return;
@@ -97,6 +100,56 @@
   }
 
   document.querySelectorAll("[data-whos-online-refresh]").forEach(start);
+
+  /* A page in rooms keeps its tab there while it is open, visible or not
+   * (a browser runs a background tab's timers about once a minute, and the
+   * server keeps a tab for WHOS_ONLINE_TAB_TIMEOUT after its last word),
+   * and takes it out as it closes. Each page load is a tab of its own. */
+  function keepTab(boxes) {
+    var url = boxes[0].getAttribute("data-whos-online-here-url");
+    var seconds = parseInt(boxes[0].getAttribute("data-whos-online-tab-seconds"), 10);
+    if (!url || !(seconds > 0)) return;
+    var tokens = [];
+    boxes.forEach(function (box) {
+      var token = box.getAttribute("data-whos-online-here");
+      if (tokens.indexOf(token) < 0) tokens.push(token);
+    });
+    var bytes = new Uint8Array(12);
+    window.crypto.getRandomValues(bytes);
+    var tab = "t" + list(bytes).map(function (b) {
+      return ("0" + b.toString(16)).slice(-2);
+    }).join("");
+
+    function said(leaving) {
+      var body = new URLSearchParams({ tab: tab });
+      if (leaving) body.append("leave", "1");
+      else tokens.forEach(function (token) { body.append("room", token); });
+      return body;
+    }
+    function here() {
+      fetch(url, { method: "POST", credentials: "same-origin", body: said(false),
+                   keepalive: true }).catch(function () {});
+    }
+    function gone() {
+      var body = said(true);
+      if (navigator.sendBeacon && navigator.sendBeacon(url, body)) return;
+      fetch(url, { method: "POST", credentials: "same-origin", body: body,
+                   keepalive: true }).catch(function () {});
+    }
+
+    here();
+    window.setInterval(here, seconds * 1000);
+    document.addEventListener("visibilitychange", function () {
+      if (document.visibilityState === "visible") here();
+    });
+    window.addEventListener("pagehide", gone);
+    window.addEventListener("pageshow", function (event) {
+      if (event.persisted) here();  /* back from the back-forward cache */
+    });
+  }
+
+  var inRooms = list(document.querySelectorAll("[data-whos-online-here]"));
+  if (inRooms.length && window.crypto && window.URLSearchParams) keepTab(inRooms);
 
   document.addEventListener("whos-online:widgets", function (event) {
     var widgets = event.detail || {};

@@ -1,15 +1,14 @@
--- Removes members last seen before the window from some rooms' sets, and
--- keeps the rooms' sizes true.
+-- Removes members whose presence ran out from some rooms' sets, and keeps
+-- the rooms' sizes true.
 --
--- KEYS[1]  the rooms index (see room.lua)
--- KEYS[2]  the room sizes (see room.lua)
--- KEYS[3]  the room members (see room.lua)
--- KEYS[4..] each room's users, hidden, guests and bots sets, in the order of
---          the rooms in ARGV
+-- KEYS[1]  a budget's rooms index (see prelude.lua)
+-- KEYS[2]  its room sizes
+-- KEYS[3]  its room members
+-- KEYS[4..] each room's users, hidden, guests and bots sets (member ->
+--          present until), in the order of the rooms in ARGV
 --
--- ARGV[1]  the window, in seconds
--- ARGV[2]  '1' to only count the stale members
--- ARGV[3..] the room names (at most a hundred)
+-- ARGV[1]  '1' to only count the stale members
+-- ARGV[2..] the room names (at most a hundred)
 --
 -- A room left empty leaves the index.
 --
@@ -17,20 +16,18 @@
 -- removed from each of its four sets, and 1 if it left the index, else 0.
 
 local index, sizes, members_key = KEYS[1], KEYS[2], KEYS[3]
-local window, counting = tonumber(ARGV[1]), ARGV[2] == '1'
+local counting = ARGV[1] == '1'
 -- Room r's four sets (users, hidden, guests, bots) are KEYS[4 * r + k].
 local function set_of(r, k)
   return KEYS[4 * r + 3 + k]
 end
 
-local t = redis.call('TIME')
-local stale_before = '(' .. (tonumber(t[1]) - window) .. '.'
-  .. string.format('%06d', tonumber(t[2]))
+local _, stale_before = clock()
 local removed = {}
-for r = 3, #ARGV do
+for r = 2, #ARGV do
   local room, size = ARGV[r], 0
   for k = 1, 4 do
-    local set = set_of(r - 3, k)
+    local set = set_of(r - 2, k)
     local stale
     if counting then
       stale = redis.call('ZCOUNT', set, '-inf', stale_before)

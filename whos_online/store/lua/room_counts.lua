@@ -1,31 +1,28 @@
--- How many are in each of some rooms, and the newest users of each: one
--- script for a listing's rows (the topics of a forum page). It only reads.
+-- How many are in each of some rooms now, and the users of each whose
+-- presence there lasts longest: one script for a listing's rows (the topics
+-- of a forum page). It only reads.
 --
 -- KEYS     four keys per room, in the order of the rooms: its users, hidden,
---          guests and bots sets (see room.lua)
+--          guests and bots sets (member -> present until; see places.lua)
 --
--- ARGV[1]  the window, in seconds
--- ARGV[2]  how many of each room's users to list, newest first
+-- ARGV[1]  how many of each room's users to list
 --
 -- Returns {now as "seconds.micros", for each room {{four counts}, its
--- users listed as a flat member/score list}}.
+-- users listed as a flat member/present-until list}}.
 
-local window, listed = tonumber(ARGV[1]), tonumber(ARGV[2])
-
-local t = redis.call('TIME')
-local micros = string.format('%06d', tonumber(t[2]))
-local now = t[1] .. '.' .. micros
-local since = (tonumber(t[1]) - window) .. '.' .. micros
+local listed = tonumber(ARGV[1])
+local _, now = clock()
+local after = '(' .. now
 
 local rooms = {}
 for first = 1, #KEYS, 4 do
   local counts = {}
   for k = 0, 3 do
-    counts[k + 1] = redis.call('ZCOUNT', KEYS[first + k], since, '+inf')
+    counts[k + 1] = redis.call('ZCOUNT', KEYS[first + k], after, '+inf')
   end
   local users = {}
   if listed > 0 then
-    users = redis.call('ZREVRANGEBYSCORE', KEYS[first], '+inf', since,
+    users = redis.call('ZREVRANGEBYSCORE', KEYS[first], '+inf', after,
                        'WITHSCORES', 'LIMIT', 0, listed)
   end
   rooms[#rooms + 1] = {counts, users}

@@ -1,13 +1,9 @@
--- The rooms anyone was in within the window.
+-- The rooms anyone is in now.
 --
--- KEYS[1]  the rooms index (see room.lua)
---
--- ARGV[1]  the window, in seconds
+-- KEYS[1]  a budget's rooms index (room name -> present until; see
+--          prelude.lua)
 --
 -- Returns the room names, in no particular order.
 
-local index, window = KEYS[1], tonumber(ARGV[1])
-
-local t = redis.call('TIME')
-local since = (tonumber(t[1]) - window) .. '.' .. string.format('%06d', tonumber(t[2]))
-return redis.call('ZRANGEBYSCORE', index, since, '+inf')
+local _, now = clock()
+return redis.call('ZRANGEBYSCORE', KEYS[1], '(' .. now, '+inf')

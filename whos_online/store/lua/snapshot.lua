@@ -5,7 +5,7 @@
 -- KEYS[5]     the shard's meta hash (see record.lua)
 -- For the site's sets, also:
 -- KEYS[6]     the start of the shard's keys, "{tag}:": the location of each
---             user listed is read from "where:PK" (see record.lua), keys
+--             user listed is read from its key (prelude.lua), keys
 --             of the same hash tag, so of the same cluster slot
 -- KEYS[7]     today's users set, KEYS[8] today's guests HyperLogLog, and
 -- KEYS[9]     today's logins: the guests who logged in (see forget_guest.lua)
@@ -58,7 +58,7 @@ local day = {
 local where = {{}, {}}
 for i = 1, 2 do  -- the users and the hidden users listed
   for j = 1, #listed[i], 2 do
-    where[i][#where[i] + 1] = redis.call('GET', start .. 'where:' .. listed[i][j])
+    where[i][#where[i] + 1] = redis.call('GET', location_key(start, listed[i][j]))
   end
 end
 local estimates = {-1, -1}

@@ -4,7 +4,7 @@
 --
 -- KEYS[1]  the users set
 -- KEYS[2]  the hidden set
--- KEYS[3]  the user's rooms set (room name -> last visit)
+-- KEYS[3]  the user's places (see places.lua)
 --
 -- ARGV[1]  the user's primary key
 -- ARGV[2]  '1' to appear offline, '0' to appear online
@@ -12,7 +12,7 @@
 --
 -- Returns the rooms the user is in, for the caller to move them there too.
 
-local users, hidden, rooms_of = KEYS[1], KEYS[2], KEYS[3]
+local users, hidden, places = KEYS[1], KEYS[2], KEYS[3]
 local member, invisible, window = ARGV[1], ARGV[2] == '1', ARGV[3]
 
 local from, to = users, hidden
@@ -25,4 +25,4 @@ if seen then
   redis.call('ZADD', to, seen, member)
   redis.call('EXPIRE', to, window)
 end
-return redis.call('ZRANGE', rooms_of, 0, -1)
+return rooms_held(places)

@@ -1,0 +1,256 @@
+"""Presence in a room means now: a device is in the rooms of the page it
+opened last, a tab with the room page's script is in its rooms while it is
+open, and nobody stays for the window after they went elsewhere."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from django.contrib.auth.models import AnonymousUser, User
+from django.template import engines
+from django.test import Client, RequestFactory
+
+from tests.conftest import Clock, CommandCounter
+from whos_online import api
+from whos_online.conf import conf
+
+pytestmark = pytest.mark.django_db
+
+HERE = "/whos-online/here/"
+TOKEN = re.compile(r'data-whos-online-here="([^"]+)"')
+
+
+def reader(user: User | None = None, address: str = "192.0.2.10") -> Client:
+    client = Client(REMOTE_ADDR=address)
+    if user is not None:
+        client.force_login(user)
+    return client
+
+
+def open_thread(client: Client, pk: int) -> str:
+    """Open thread ``pk`` and give the token its page's script is handed."""
+    html = client.get(f"/thread/{pk}/").content.decode()
+    found = TOKEN.search(html)
+    assert found is not None, html
+    return found.group(1)
+
+
+def tab_here(client: Client, tab: str, *tokens: str) -> int:
+    return client.post(HERE, {"tab": tab, "room": list(tokens)}).status_code
+
+
+def tab_gone(client: Client, tab: str) -> int:
+    return client.post(HERE, {"tab": tab, "leave": "1"}).status_code
+
+
+def viewing(room: str) -> list[str]:
+    return sorted(str(online.user) for online in api.viewers(room))
+
+
+def people_in(room: str) -> int:
+    return api.room_counts([room])[room].people
+
+
+# A device, without any script: the rooms of its latest page.
+
+
+def test_a_reader_who_opens_another_thread_leaves_the_old_one_at_once(
+    alice: User,
+) -> None:
+    client = reader(alice)
+    client.get("/thread/1/")
+    client.get("/thread/2/")
+    assert viewing("thread:1") == []
+    assert viewing("thread:2") == ["alice"]
+
+
+def test_a_guest_who_opens_another_thread_leaves_the_old_one_at_once() -> None:
+    client = reader()
+    client.get("/thread/1/")
+    client.get("/thread/2/")
+    assert people_in("thread:1") == 0
+    assert people_in("thread:2") == 1
+
+
+def test_a_reader_who_opens_a_page_in_no_room_leaves_the_thread(alice: User) -> None:
+    client = reader(alice)
+    client.get("/thread/1/")
+    client.get("/")
+    assert not api.is_viewing(alice, "thread:1")
+
+
+def test_a_script_fetching_the_widget_does_not_move_its_reader(alice: User) -> None:
+    client = reader(alice)
+    client.get("/thread/1/")
+    client.get("/whos-online/widget/", headers={"Sec-Fetch-Mode": "cors"})
+    assert api.is_viewing(alice, "thread:1")
+
+
+def test_a_reader_on_two_devices_is_in_the_room_of_each(alice: User) -> None:
+    reader(alice).get("/thread/1/")
+    reader(alice, "192.0.2.11").get("/thread/2/")
+    assert viewing("thread:1") == ["alice"]
+    assert viewing("thread:2") == ["alice"]
+
+
+def test_a_user_on_two_devices_in_one_room_counts_once(alice: User) -> None:
+    reader(alice).get("/thread/1/")
+    reader(alice, "192.0.2.11").get("/thread/1/")
+    assert api.room_counts(["thread:1"])["thread:1"].users == 1
+
+
+def test_a_device_without_the_script_leaves_after_the_guard_period(
+    alice: User, clock: Clock
+) -> None:
+    reader(alice).get("/thread/1/")
+    clock.advance(conf.GUARD_SECONDS - 5)
+    assert api.is_viewing(alice, "thread:1")
+    clock.advance(10)
+    assert not api.is_viewing(alice, "thread:1")
+
+
+# A tab, where the room page's script runs: while it is open.
+
+
+def test_an_open_tab_keeps_its_reader_in_the_room_past_the_guard_period(
+    alice: User, clock: Clock
+) -> None:
+    client = reader(alice)
+    token = open_thread(client, 1)
+    pinged = 0
+    while pinged <= conf.GUARD_SECONDS:
+        assert tab_here(client, "tab-aaaaaaaa", token) == 204
+        clock.advance(conf.TAB_SECONDS)
+        pinged += conf.TAB_SECONDS
+    assert api.is_viewing(alice, "thread:1")
+
+
+def test_a_closed_tab_leaves_at_once(alice: User) -> None:
+    client = reader(alice)
+    token = open_thread(client, 1)
+    tab_here(client, "tab-aaaaaaaa", token)
+    assert tab_gone(client, "tab-aaaaaaaa") == 204
+    assert not api.is_viewing(alice, "thread:1")
+    assert people_in("thread:1") == 0
+
+
+def test_a_tab_that_vanishes_leaves_after_the_tab_timeout(
+    alice: User, clock: Clock
+) -> None:
+    client = reader(alice)
+    tab_here(client, "tab-aaaaaaaa", open_thread(client, 1))
+    clock.advance(conf.TAB_TIMEOUT - 5)
+    assert api.is_viewing(alice, "thread:1")
+    clock.advance(10)
+    assert not api.is_viewing(alice, "thread:1")
+
+
+def test_two_tabs_of_one_user_one_closed_keep_them_in_the_other_room(
+    alice: User,
+) -> None:
+    client = reader(alice)
+    tab_here(client, "tab-aaaaaaaa", open_thread(client, 1))
+    tab_here(client, "tab-bbbbbbbb", open_thread(client, 2))
+    assert viewing("thread:1") == viewing("thread:2") == ["alice"]
+    tab_gone(client, "tab-bbbbbbbb")
+    assert viewing("thread:1") == ["alice"]
+    assert viewing("thread:2") == []
+
+
+def test_two_tabs_in_one_room_count_their_user_once(alice: User) -> None:
+    client = reader(alice)
+    tab_here(client, "tab-aaaaaaaa", open_thread(client, 1))
+    tab_here(client, "tab-bbbbbbbb", open_thread(client, 1))
+    assert api.room_counts(["thread:1"])["thread:1"].users == 1
+    tab_gone(client, "tab-aaaaaaaa")
+    assert viewing("thread:1") == ["alice"]
+
+
+def test_a_guests_closed_tab_leaves_at_once() -> None:
+    client = reader()
+    tab_here(client, "tab-aaaaaaaa", open_thread(client, 1))
+    tab_gone(client, "tab-aaaaaaaa")
+    assert people_in("thread:1") == 0
+
+
+def test_a_tab_cannot_name_a_room_it_was_not_given(alice: User, bob: User) -> None:
+    token_for_bob = open_thread(reader(bob, "192.0.2.20"), 3)
+    client = reader(alice)
+    assert tab_here(client, "tab-aaaaaaaa", token_for_bob) == 204
+    assert viewing("thread:3") == ["bob"]
+
+
+@pytest.mark.parametrize(
+    "tab", ["", "short", "x" * 65, "tab id with spaces", "tab\x00nul", "²" * 12]
+)
+def test_a_tab_id_that_is_not_one_is_refused(alice: User, tab: str) -> None:
+    client = reader(alice)
+    assert tab_here(client, tab, open_thread(client, 1)) == 400
+
+
+def test_the_here_endpoint_takes_only_posts() -> None:
+    assert reader().get(HERE).status_code == 405
+
+
+# What "now" means to the API.
+
+
+def test_should_notify_notifies_someone_who_left_a_minute_ago(
+    alice: User, bob: User, clock: Clock
+) -> None:
+    client = reader(bob)
+    client.get("/thread/7/")
+    client.get("/")
+    clock.advance(60)
+    assert api.should_notify([alice, bob], "thread:7") == [alice, bob]
+
+
+def test_should_notify_skips_someone_reading_in_an_open_tab(
+    alice: User, bob: User, clock: Clock
+) -> None:
+    client = reader(bob)
+    token = open_thread(client, 7)
+    tab_here(client, "tab-aaaaaaaa", token)
+    clock.advance(conf.GUARD_SECONDS + 1)
+    tab_here(client, "tab-aaaaaaaa", token)
+    assert api.should_notify([alice, bob], "thread:7") == [alice]
+
+
+def test_a_tab_pinging_again_at_once_writes_nothing(
+    alice: User, redis_commands: CommandCounter
+) -> None:
+    client = reader(alice)
+    token = open_thread(client, 1)
+    tab_here(client, "tab-aaaaaaaa", token)
+    redis_commands.reset()
+    assert tab_here(client, "tab-aaaaaaaa", token) == 204
+    assert redis_commands.round_trips == 0
+
+
+def test_a_tab_closing_again_at_once_writes_nothing(
+    alice: User, redis_commands: CommandCounter
+) -> None:
+    client = reader(alice)
+    tab_here(client, "tab-aaaaaaaa", open_thread(client, 1))
+    tab_gone(client, "tab-aaaaaaaa")
+    redis_commands.reset()
+    assert tab_gone(client, "tab-aaaaaaaa") == 204
+    assert redis_commands.round_trips == 0
+
+
+def test_a_crawler_pinging_a_tab_is_in_no_room() -> None:
+    client = Client(REMOTE_ADDR="192.0.2.30", HTTP_USER_AGENT="Googlebot/2.1")
+    token = open_thread(client, 1)
+    assert tab_here(client, "tab-aaaaaaaa", token) == 204
+    assert tab_gone(client, "tab-aaaaaaaa") == 204
+    assert people_in("thread:1") == 0
+
+
+def test_a_page_listing_a_room_it_is_not_in_keeps_no_tab_there() -> None:
+    request = RequestFactory().get("/")
+    request.user = AnonymousUser()
+    template = engines["django"].from_string(
+        "{% load whos_online %}{% whos_online room='thread:9' refresh=30 %}"
+    )
+    assert "data-whos-online-here" not in template.render({}, request)
