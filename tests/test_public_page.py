@@ -13,6 +13,7 @@ from pytest_django.fixtures import Settings as SettingsWrapper
 
 from tests import presence
 from tests.conftest import Clock, CommandCounter
+from whos_online import board
 from whos_online.models import Visibility
 
 pytestmark = pytest.mark.django_db
@@ -197,6 +198,33 @@ def test_each_sort_lists_everyone_on_one_page(sort: str) -> None:
     assert "more not listed" not in html
 
 
+@pytest.mark.usefixtures("five_users")
+@pytest.mark.parametrize("per", [1, 2, 3, 4])
+@pytest.mark.parametrize("sort", sorted(IN_ORDER))
+def test_each_sort_pages_through_everyone(sort: str, per: int) -> None:
+    pages = -(-len(FIVE) // per)
+    seen: list[str] = []
+    for number in range(1, pages + 1):
+        asked = {"sort": sort, "per": str(per), "page": str(number)}
+        html = Client().get(PAGE, asked).content.decode()
+        assert page_of(html) == (number, pages)
+        assert ('rel="next"' in html) == (number < pages)
+        assert ('rel="prev"' in html) == (number > 1)
+        # Everyone is on some page: none is "not listed".
+        assert "more not listed" not in html
+        seen += listed(html)
+    assert seen == IN_ORDER[sort]
+
+
+@pytest.mark.usefixtures("five_users")
+@pytest.mark.parametrize("sort", sorted(IN_ORDER))
+def test_each_sort_reads_a_page_past_the_last_as_the_last(sort: str) -> None:
+    html = Client().get(PAGE, {"sort": sort, "per": "2", "page": "4"}).content.decode()
+    assert page_of(html) == (3, 3)
+    assert listed(html) == IN_ORDER[sort][4:]
+    assert 'rel="next"' not in html
+
+
 # Numbers no one would write: still a page, never an error.
 
 THOUSANDS_OF_DIGITS = "9" * 5000  # past int()'s 4,300 digits
@@ -237,3 +265,16 @@ def test_a_page_or_per_that_is_no_plain_number_reads_as_the_default(
         response = Client().get(PAGE, asked)
         assert response.status_code == 200
         assert listed(response.content.decode())[0] == "bob"
+
+
+@pytest.mark.usefixtures("five_users")
+@pytest.mark.parametrize("sort", sorted(IN_ORDER))
+def test_past_the_newest_listed_each_sort_says_how_many_more(
+    sort: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(board, "MOST_LISTED", 3)
+    first = Client().get(PAGE, {"sort": sort, "per": "1"}).content.decode()
+    last = Client().get(PAGE, {"sort": sort, "per": "1", "page": "3"}).content
+    assert page_of(first) == (1, 3)
+    assert "And 2 more not listed." in first
+    assert "And 2 more not listed." in last.decode()

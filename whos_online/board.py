@@ -75,9 +75,9 @@ def board_for(request: HttpRequest, asked: Mapping[str, str]) -> Board:
     per = max(_whole(asked.get("per"), PER_PAGE, MOST_PER_PAGE), 1)
     # Past the last page is the last: no page can be further than this.
     page = max(_whole(asked.get("page"), 1, MOST_LISTED), 1)
-    # Sorted by time, a page needs only the newest up to its last row.
-    wanted = MOST_LISTED if sort != "seen" else min(page * per, MOST_LISTED)
-    roster = online_roster(wanted, request=request, today_named=TODAY_NAMED)
+    # Every sort reads all it can list: how many pages there are, and who is
+    # "not listed" (past the 1,000 newest), are the same whatever the sort.
+    roster = online_roster(MOST_LISTED, request=request, today_named=TODAY_NAMED)
     users = [] if shown == "crawlers" else sorted(roster.users, key=_SORT_KEYS[sort])
     pages = max((len(users) + per - 1) // per, 1)
     page = min(page, pages)
