@@ -72,11 +72,12 @@ def board_for(request: HttpRequest, asked: Mapping[str, str]) -> Board:
     other value reads as the default), for the request's viewer."""
     sort = _one_of(asked.get("sort"), SORTS)
     shown = _one_of(asked.get("show"), SHOWN)
-    per = min(max(_whole(asked.get("per"), PER_PAGE), 1), MOST_PER_PAGE)
-    page = max(_whole(asked.get("page"), 1), 1)
-    # Sorted by time, a page needs only the newest up to its last row.
-    wanted = MOST_LISTED if sort != "seen" else min(page * per, MOST_LISTED)
-    roster = online_roster(wanted, request=request, today_named=TODAY_NAMED)
+    per = max(_whole(asked.get("per"), PER_PAGE, MOST_PER_PAGE), 1)
+    # Past the last page is the last: no page can be further than this.
+    page = max(_whole(asked.get("page"), 1, MOST_LISTED), 1)
+    # Every sort reads all it can list: how many pages there are, and who is
+    # "not listed" (past the 1,000 newest), are the same whatever the sort.
+    roster = online_roster(MOST_LISTED, request=request, today_named=TODAY_NAMED)
     users = [] if shown == "crawlers" else sorted(roster.users, key=_SORT_KEYS[sort])
     pages = max((len(users) + per - 1) // per, 1)
     page = min(page, pages)
@@ -113,7 +114,11 @@ def _one_of(value: str | None, choices: Mapping[str, Any]) -> str:
     return value if value is not None and value in choices else next(iter(choices))
 
 
-def _whole(value: str | None, default: int) -> int:
-    if value is not None and value.isascii() and value.isdigit():
-        return int(value)
-    return default
+def _whole(value: str | None, default: int, most: int) -> int:
+    """``value`` as a whole number written in ASCII digits, at most ``most``
+    (a number of any length is read, never parsed whole); anything else is
+    the ``default``."""
+    if value is None or not (value.isascii() and value.isdigit()):
+        return default
+    digits = value.lstrip("0")
+    return most if len(digits) > len(str(most)) else min(int(digits or "0"), most)
