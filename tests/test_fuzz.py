@@ -44,6 +44,7 @@ FIELDS: dict[str, list[str]] = {
     "widget": ["room"],
     "heartbeat": [],
     "beacon": ["room", "widgets"],
+    "here": ["tab", "room", "leave"],
     "visibility": ["invisible", "hide_last_seen", "next"],
 }
 # The modules whose views read them.
@@ -81,6 +82,7 @@ HOSTILE = st.one_of(
     st.sampled_from(
         ["", "0", "1", "2", "seen", "name", "where", "all", "users", "crawlers"]
     ),
+    st.sampled_from(["tab-aaaaaaaa", "t0123456789abcdef01234567", "a" * 64]),
     st.sampled_from(
         ["/", "/forum/", "//evil.example/", "http://testserver/x", "javascript:x"]
     ),
