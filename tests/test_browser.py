@@ -496,6 +496,39 @@ def test_a_thread_lists_who_is_viewing_it(log_in: LogIn) -> None:
     assert "bob" not in names(alice, THREAD_NAMES)
 
 
+def test_a_reader_who_opens_another_thread_leaves_the_first_at_once(
+    log_in: LogIn,
+) -> None:
+    alice = log_in("alice")
+    bob = log_in("bob")
+    bob.goto("/forum/3/")
+    alice.goto("/forum/3/")
+    bob.goto("/forum/4/")
+    alice.wait_for_timeout(SHARED_SNAPSHOT_MS)
+    alice.reload()
+    assert names(alice, THREAD_NAMES) == ["alice"]
+
+
+def test_a_closed_tab_leaves_the_room_by_the_next_refresh(log_in: LogIn) -> None:
+    alice = log_in("alice")
+    bob = log_in("bob")
+    reading = bob.context.new_page()
+    reading.goto("/forum/3/")  # a tab of its own, its script keeping it there
+    bob.goto("/forum/5/")  # the device's latest page: another thread
+    alice.goto("/forum/3/")
+    alice.wait_for_timeout(SHARED_SNAPSHOT_MS)
+    alice.reload()
+    assert sorted(names(alice, THREAD_NAMES)) == ["alice", "bob"]
+    screenshot(alice, "room-two-tabs")
+
+    reading.close(run_before_unload=True)  # its pagehide says it closed
+    # Gone at alice's next refresh (and the snapshot her process shares).
+    expect(alice.locator(THREAD_NAMES)).to_have_count(
+        1, timeout=REFRESH_SECONDS * 1000 + SHARED_SNAPSHOT_MS + 2000
+    )
+    assert names(alice, THREAD_NAMES) == ["alice"]
+
+
 def test_the_heartbeat_is_accepted_from_the_page(log_in: LogIn) -> None:
     alice = log_in("alice")
     status = alice.evaluate(

@@ -254,3 +254,9 @@ def test_a_page_listing_a_room_it_is_not_in_keeps_no_tab_there() -> None:
         "{% load whos_online %}{% whos_online room='thread:9' refresh=30 %}"
     )
     assert "data-whos-online-here" not in template.render({}, request)
+
+
+def test_a_rooms_box_says_it_lists_who_has_the_page_open_now(alice: User) -> None:
+    html = reader(alice).get("/thread/1/").content.decode()
+    assert "Readers with this page open now." in html
+    assert "over the past" not in html
