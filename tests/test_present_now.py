@@ -260,3 +260,14 @@ def test_a_rooms_box_says_it_lists_who_has_the_page_open_now(alice: User) -> Non
     html = reader(alice).get("/thread/1/").content.decode()
     assert "Readers with this page open now." in html
     assert "over the past" not in html
+
+
+def test_a_guest_who_logs_in_on_a_thread_is_there_once_as_the_user(
+    alice: User,
+) -> None:
+    client = reader()
+    client.get("/thread/1/")
+    client.get(f"/login/{alice.pk}/")
+    client.get("/thread/1/")
+    counts = api.room_counts(["thread:1"])["thread:1"]
+    assert (counts.users, counts.guests) == (1, 0)

@@ -173,7 +173,12 @@ class Writes(Places):
 
     def _forget_guest(self, guest: str) -> list[Call]:
         shard = self.shard_of(guest)
-        keys = [shard.members("guests"), shard.day_key(self.today(), "logins")]
+        keys = [
+            shard.members("guests"),
+            shard.day_key(self.today(), "logins"),
+            shard.start(),
+            shard.places("guests", guest),
+        ]
         return [Call("forget_guest", keys, [guest, self.config.max_members], shard)]
 
     def _tick(self, shard: Shard, minute: int) -> None:
