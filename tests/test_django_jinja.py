@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 from django.contrib.auth.models import AnonymousUser, User
 from django.http import HttpRequest
-from django.template import engines
+from django.template import TemplateSyntaxError, engines
 from django.test import Client, RequestFactory
 from django.urls import resolve
 from django_jinja.backend import Jinja2 as DjangoJinja
@@ -100,7 +100,7 @@ def test_the_documented_settings_keep_django_jinjas_own_extensions() -> None:
     ]
     extensions = options["extensions"]
     assert extensions == [*DEFAULT_EXTENSIONS, "whos_online.jinja2.WhosOnlineExtension"]
-    assert "DEFAULT_EXTENSIONS + [" in documented_code()
+    assert re.search(r"DEFAULT_EXTENSIONS\s*\+\s*\[", documented_code())
 
 
 def test_manage_py_check_passes_with_the_documented_settings() -> None:
@@ -257,6 +257,16 @@ def test_without_the_match_setting_the_override_is_passed_over(
     html = Client().get("/whos-online/").text
     assert '<section class="whos-online-page">' in html
     assert "A django-jinja site" not in html
+
+
+def test_the_match_without_the_override_fails_as_the_page_warns(
+    settings: SettingsWrapper, tmp_path: Path
+) -> None:
+    """django-jinja then finds the app's own page, a Django template."""
+    settings.TEMPLATES[0]["DIRS"] = [tmp_path]  # no override there
+    settings.TEMPLATES = settings.TEMPLATES
+    with pytest.raises(TemplateSyntaxError, match="unknown tag 'load'"):
+        Client().get("/whos-online/")
 
 
 @pytest.mark.usefixtures("online")
