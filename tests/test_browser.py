@@ -707,6 +707,41 @@ def test_the_visibility_toggle_is_styled_in_either_state(
     expect(alice.get_by_role("button", name="Appear offline")).to_be_visible()
 
 
+def dot(button: Locator) -> tuple[str, str]:
+    """The background and border colours of the button's dot (its ::before)."""
+    colours = button.evaluate(
+        "b => { const s = getComputedStyle(b, '::before');"
+        " return [s.backgroundColor, s.borderTopColor]; }"
+    )
+    return str(colours[0]), str(colours[1])
+
+
+@pytest.mark.parametrize("theme", THEMES)
+def test_the_last_seen_pill_has_no_online_dot(log_in: LogIn, theme: str) -> None:
+    """Two pills: the presence one's dot is the online colour while online;
+    the last-seen one's is the text colour, filled while the time is shown,
+    hollow while it is hidden."""
+    alice = log_in("alice")
+    alice.goto(f"/?theme={theme}")
+    presence = alice.get_by_role("button", name="Appear offline")
+    last_seen = alice.get_by_role("button", name="Hide when I was last seen")
+    online = dot(presence)[0]
+    text = style(last_seen, "color")
+    assert online != text
+    assert dot(last_seen) == (text, text)
+    screenshot(alice, f"toggle-pills-shown-{theme}", alice.locator("header .account"))
+    last_seen.click()
+    hidden = alice.get_by_role("button", name="Show when I was last seen")
+    expect(hidden).to_have_attribute("aria-pressed", "true")
+    assert dot(hidden) == ("rgba(0, 0, 0, 0)", style(hidden, "color"))
+    screenshot(alice, f"toggle-pills-hidden-{theme}", alice.locator("header .account"))
+    assert axe_violations(alice) == []
+    hidden.click()
+    expect(
+        alice.get_by_role("button", name="Hide when I was last seen")
+    ).to_be_visible()
+
+
 @pytest.mark.django_db
 @pytest.mark.parametrize("scheme", ["light", "dark"])
 def test_the_public_page_on_the_apps_own_base_is_finished(

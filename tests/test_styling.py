@@ -141,6 +141,38 @@ def test_the_visibility_toggle_is_a_button_of_the_documented_class(
     assert "border-radius" in declarations(styled)
 
 
+def test_each_pill_of_the_toggle_names_its_choice(alice: User) -> None:
+    request = RequestFactory().get("/page/")
+    request.user = alice
+    template = engines["django"].from_string(
+        "{% load whos_online %}{% whos_online_visibility %}"
+    )
+    toggle = Elements(template.render({"csrf_token": "t"}, request))
+    forms = [attrs["class"] for tag, attrs in toggle.found if tag == "form"]
+    assert forms == [
+        "whos-online-visibility whos-online-visibility-presence",
+        "whos-online-visibility whos-online-visibility-last-seen",
+    ]
+
+
+def test_the_last_seen_pill_has_no_online_dot() -> None:
+    """Its dot is the text colour: filled while the time is shown, hollow
+    (the pressed state's rule, later and weightier) while it is hidden."""
+    pill = ".whos-online-visibility .whos-online-visibility-button::before"
+    last_seen = (
+        ".whos-online-visibility-last-seen .whos-online-visibility-button::before"
+    )
+    assert "--whos-online-online" in declarations(pill)
+    assert "border-color: currentColor" in declarations(last_seen)
+    assert "background: currentColor" in declarations(last_seen)
+    assert "--whos-online-online" not in declarations(last_seen)
+    pressed = (
+        '.whos-online-visibility .whos-online-visibility-button[aria-pressed="true"]'
+        "::before"
+    )
+    assert stylesheets().index(last_seen) < stylesheets().index(pressed)
+
+
 def test_a_sites_reset_of_buttons_in_its_container_does_not_strip_the_toggle() -> None:
     """A rule like Spirit's ``.spirit button { border: none; padding: 0 }``
     weighs one class and one element; the toggle's rules weigh two classes."""

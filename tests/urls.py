@@ -187,6 +187,13 @@ def jinja2_page(request: HttpRequest) -> HttpResponse:
     return TemplateResponse(request, "page.html")
 
 
+@csrf_protect
+def django_jinja_page(request: HttpRequest) -> HttpResponse:
+    """A page of a site that renders with django-jinja
+    (tests/django_jinja_site/templates/page.jinja)."""
+    return TemplateResponse(request, "page.jinja")
+
+
 class Members(LocationMixin, View):
     location = "Looking at the members"
 
@@ -208,6 +215,7 @@ urlpatterns = [
     path("members/", Members.as_view()),
     path("lazily-labelled/", lazily_labelled),
     path("jinja2-page/", jinja2_page),
+    path("django-jinja-page/", django_jinja_page),
     path("busy-page/", busy_page),
     path("count-only/", count_only),
     path("thread-of-authors/", thread_of_authors),

@@ -58,39 +58,39 @@ __all__ = [
 
 def status(user: Any, *, viewer: Any = None) -> Status:
     """``"online"`` (seen within ``WHOS_ONLINE_AWAY_AFTER``), ``"away"``
-    (within the window) or ``"offline"``. One round trip."""
+    (within the window) or ``"offline"``. One round trip and one query."""
     return presence_of([user], viewer=viewer)[0].status
 
 
 def is_online(user: Any, *, viewer: Any = None) -> bool:
     """Whether ``user`` was seen within the window, as far as ``viewer`` may
-    learn. One round trip."""
+    learn. One round trip and one query."""
     return status(user, viewer=viewer) in ("online", "away")
 
 
 def last_seen(user: Any, *, viewer: Any = None) -> datetime | None:
     """When ``user`` was last seen (UTC), if within Redis' memory and the
-    viewer may know. One round trip."""
+    viewer may know. One round trip and one query."""
     return presence_of([user], viewer=viewer)[0].last_seen
 
 
 def statuses(users: Iterable[Any], *, viewer: Any = None) -> dict[Any, UserPresence]:
     """Each user's status and last-seen time, by primary key: one round trip
-    per thousand users, however many there are."""
+    per thousand users, however many there are, and one query."""
     return {found.user.pk: found for found in presence_of(users, viewer=viewer)}
 
 
 def online_users(limit: int | None = None, *, viewer: Any = None) -> list[OnlineUser]:
     """Users online now, most recently seen first, up to ``limit`` (default
-    ``WHOS_ONLINE_MAX_NAMES``). One round trip and one query."""
+    ``WHOS_ONLINE_MAX_NAMES``). One round trip and two queries."""
     return online_roster(limit, viewer=viewer).users
 
 
 def counts(*, viewer: Any = None) -> Counts:
     """How many are online, by kind, as ``viewer`` may learn them (hidden
     users as ``WHOS_ONLINE_PUBLIC_HIDDEN_COUNT`` says, but to staff);
-    ``.people`` leaves crawlers out. One round trip, and one query when
-    users are listed; all zero when Redis cannot be reached."""
+    ``.people`` leaves crawlers out. One round trip and one query; all zero
+    when Redis cannot be reached."""
     return online_roster(0, viewer=viewer).counts
 
 
@@ -109,7 +109,7 @@ def viewers(
     room: Any, *, viewer: Any = None, limit: int | None = None
 ) -> list[OnlineUser]:
     """The users in ``room`` (a name or a model instance), newest first, as
-    ``viewer`` may see them: one round trip and one query."""
+    ``viewer`` may see them: one round trip and two queries."""
     name = room_name(room)
     if name is None:
         return []
@@ -151,7 +151,7 @@ def is_invisible(user: Any) -> bool:
 
 def set_invisible(user: Any, invisible: bool = True) -> None:
     """Make ``user`` appear offline (or online again), everywhere, at once:
-    one query and one round trip (three if they are in rooms). The choice
+    two queries and one round trip (three if they are in rooms). The choice
     is kept even when Redis cannot be reached; it applies at their next
     visit then."""
     visibility.set_invisible(user, invisible)

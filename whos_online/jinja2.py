@@ -11,8 +11,10 @@ Add the extension to the Jinja2 environment, with Django's Jinja2 backend::
         {"BACKEND": "django.template.backends.django.DjangoTemplates", ...},
     ]
 
-or with django-jinja (``"extensions": [...]`` in its ``OPTIONS``), or call
-:func:`install` on an environment of your own. Templates then have the tags
+or with django-jinja, after its own extensions (``"extensions":
+DEFAULT_EXTENSIONS + ["whos_online.jinja2.WhosOnlineExtension"]``, from
+``django_jinja.builtins``; docs/jinja2.md), or call :func:`install` on an
+environment of your own. Templates then have the tags
 as functions (``{{ whos_online(limit=10) }}``, ``{{ online_count("guests") }}``)
 and the filters as filters (``{{ user|online_status }}``).
 
