@@ -35,6 +35,9 @@ def redis_costs(
     ours, client, inside = world.sites["ours"], world.client, Inside(world.client)
     guest = world.issue("203.0.113.9", {})
     in_room = world.issue("203.0.113.9", {}, "/thread/7/")
+    # A reader of their own: a device is in the rooms of its latest page, so
+    # the guarded room page (another visit of 203.0.113.9) would move it.
+    reading_guest = world.issue("192.0.2.77", {}, "/thread/7/")
     renewing = itertools.cycle(range(world.size))
     threads = itertools.count(2 * 10**6)
     last = {"guests": 0, "users": 0}  # the thread each reader read last
@@ -111,7 +114,7 @@ def redis_costs(
         "guarded request": (get("/", "203.0.113.9", guest), None),
         "guarded room page": (get("/thread/7/", "203.0.113.9", in_room), None),
         "guest reading thread after thread": (
-            reader("guests", "203.0.113.9", in_room),
+            reader("guests", "192.0.2.77", reading_guest),
             None,
         ),
         "user reading thread after thread": (
