@@ -91,6 +91,12 @@ class Shard:
         from a guest's."""
         return self.key(f"places:{'g' if kind == 'guests' else 'u'}:{member}")
 
+    def changes(self) -> str:
+        """The pub/sub channel (sharded, on Redis 7) where the shard's
+        scripts announce a room (or ``*``, the site's lists) whose members
+        changed: a join or a leave, never a renewal, never who."""
+        return self.key("changes")
+
     def last_seen(self) -> str:
         """When each user was last seen, kept beyond the window."""
         return self.key("last-seen")

@@ -110,19 +110,29 @@ class Places(StoreBase):
         self, shard: Shard, pk: str, rooms: list[str], *, hidden: bool
     ) -> None:
         """Move ``pk`` between the visible and hidden sets of each room,
-        keeping until when they are there: two pipelined round trips."""
+        keeping until when they are there, and announce it: three round
+        trips."""
         leave: Kind = "users" if hidden else "hidden"
         join: Kind = "hidden" if hidden else "users"
         reads = self.client.pipeline(transaction=False)
         for room in rooms:
             reads.zscore(shard.room_key(room, leave), pk)
         writes = self.client.pipeline(transaction=False)
+        moved = []
         for room, till in zip(rooms, reads.execute(), strict=True):
             if till is not None:
+                moved.append(room)
                 writes.zrem(shard.room_key(room, leave), pk)
                 writes.zadd(shard.room_key(room, join), {pk: till})
                 writes.expire(shard.room_key(room, join), self.config.window)
         writes.execute()
+        self.announce(shard, moved)
+
+    def announce(self, shard: Shard, changed: Sequence[str]) -> None:
+        """Tell the web processes that ``changed`` (rooms, or ``*`` for the
+        site's lists) changed, where no script did: one round trip."""
+        if changed:
+            scripts.run(self.client, "announce", [shard.start()], list(changed))
 
 
 def decoded(names: Any) -> list[str]:

@@ -31,6 +31,7 @@ class Prune(StoreBase):
         users_left: list[str] = []
         hidden_left: list[str] = []
         for shard in self.shards:
+            before = sum(removed.values())
             for kind in KINDS:
                 if dry_run or not named or kind in ("guests", "bots"):
                     count = self._prune_set(shard, kind, dry_run=dry_run)
@@ -39,8 +40,13 @@ class Prune(StoreBase):
                     count = len(left)
                     (users_left if kind == "users" else hidden_left).extend(left)
                 removed[kind] = removed.get(kind, 0) + count
+            changed = ["*"] if sum(removed.values()) > before else []
             for name, count in self._prune_rooms(shard, dry_run=dry_run).items():
                 removed[name] = removed.get(name, 0) + count
+                if count and name.startswith("room:"):
+                    changed.append(name.removeprefix("room:").rpartition(":")[0])
+            if not dry_run:
+                self.announce(shard, sorted(set(changed)))
             if not dry_run and self.config.last_seen_kept:
                 forgotten = self._prune_last_seen(shard)
                 removed["last-seen"] = removed.get("last-seen", 0) + forgotten

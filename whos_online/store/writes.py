@@ -93,6 +93,7 @@ class Writes(Places):
             config.last_seen_kept,
             "1" if sighting.logged_out else "0",
             day,
+            shard.changes(),
         ]
         return Call("record", keys, args, shard)
 
@@ -285,6 +286,7 @@ class Writes(Places):
             shard.members("users"),
             shard.members("hidden"),
             shard.places("users", pk),
+            shard.start(),
         ]
         args: list[Arg] = [pk, "1" if invisible else "0", self.config.window]
         rooms = scripts.run(self.client, "visibility", keys, args)

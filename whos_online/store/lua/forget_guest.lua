@@ -20,7 +20,9 @@
 local guests, logins, start, places = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local guest, most_members = ARGV[1], tonumber(ARGV[2])
 
-redis.call('ZREM', guests, guest)
+if redis.call('ZREM', guests, guest) == 1 then
+  announce(changes_channel(start), '*')
+end
 leave_everywhere(start, 'guests', guest, places)
 if redis.call('SCARD', logins) < most_members then
   redis.call('SADD', logins, guest)

@@ -14,6 +14,9 @@
 -- ARGV[2]  the device that logged out, or ''
 -- ARGV[3]  the guard period, in seconds
 --
+-- A user who leaves the lists or a room is announced (prelude.lua's
+-- announce).
+--
 -- Returns false if the user stays online elsewhere, else 1 if they were
 -- hidden, 0 if not. The places they held in rooms are free at once.
 
@@ -35,8 +38,11 @@ end
 if redis.call('ZCOUNT', devices, math.floor(now) - guard_seconds, '+inf') > 0 then
   return false
 end
-redis.call('ZREM', users, member)
+local was_visible = redis.call('ZREM', users, member)
 local was_hidden = redis.call('ZREM', hidden, member)
+if was_visible + was_hidden > 0 then
+  announce(changes_channel(start), '*')
+end
 leave_everywhere(start, 'users', member, places)
 redis.call('DEL', devices, location)
 return was_hidden

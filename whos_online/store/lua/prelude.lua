@@ -46,6 +46,27 @@ local function sets_of(start, room, kind)
   return {room_set(start, room, 'users'), room_set(start, room, 'hidden')}
 end
 
+-- The channel a shard's changes are announced on (keys.Shard.changes).
+local function changes_channel(start)
+  return start .. 'changes'
+end
+
+-- What this script announced already: each room (or '*') once.
+local announced = {}
+
+-- Tell the web processes listening on ``channel`` that ``what`` (a room's
+-- name, or '*' for the site's lists) changed: someone joined or left. Never
+-- who: each stream renders again, through its viewer's gate. Sharded
+-- pub/sub (SPUBLISH, Redis 7), which a cluster keeps on the nodes of the
+-- channel's slot, the shard's own; a server without it (Redis 6.2) announces
+-- nothing, and its pages poll.
+local function announce(channel, what)
+  if not announced[what] then
+    announced[what] = true
+    pcall(redis.call, 'SPUBLISH', channel, what)
+  end
+end
+
 -- Keep ``key`` for at least ``seconds`` more.
 local function keep_for(key, seconds)
   if redis.call('TTL', key) < seconds then
@@ -74,6 +95,9 @@ local function clear_stale(start, room, now)
     left = left + redis.call('ZREMRANGEBYSCORE', room_set(start, room, kind), '-inf', now)
   end
   freed(start, room, left)
+  if left > 0 then
+    announce(changes_channel(start), room)
+  end
   return left
 end
 
@@ -137,8 +161,13 @@ local function join(start, kind, member, room, till, now, most_rooms, most_membe
     end
     added = 1
   end
-  if other and redis.call('ZREM', other, member) == 1 then
+  local moved = other and redis.call('ZREM', other, member) == 1
+  if moved then
     added = added - 1
+  end
+  -- A renewal (already in ``target``) announces nothing.
+  if added == 1 or moved then
+    announce(changes_channel(start), room)
   end
   local seconds = math.ceil(till - now) + 1
   redis.call('ZADD', target, 'GT', till, member)
@@ -172,6 +201,9 @@ local function settle(start, kind, member, places, room, now)
     end
   end
   freed(start, room, left)
+  if left > 0 then
+    announce(changes_channel(start), room)
+  end
 end
 
 -- ``member`` leaves every room they hold a place in, at once.
@@ -186,6 +218,9 @@ local function leave_everywhere(start, kind, member, places)
       left = left + redis.call('ZREM', set, member)
     end
     freed(start, room, left)
+    if left > 0 then
+      announce(changes_channel(start), room)
+    end
   end
   redis.call('DEL', places)
 end

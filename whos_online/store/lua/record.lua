@@ -34,6 +34,10 @@
 --          (guests for a user, users for a guest), the site's record and its
 --          daily peaks, which a newcomer raises at once (else '': tick.lua
 --          and raise.lua keep them, once a minute)
+-- ARGV[9]  the shard's changes channel (keys.Shard.changes): a member who
+--          comes online, or a user who moved between the visible and hidden
+--          sets, is announced there as '*' (the site's lists changed); a
+--          renewal announces nothing
 --
 -- The caller says whether a user is hidden (the kind hidden): the database
 -- keeps their choice, Redis no copy of it. A member new to a set that is
@@ -54,6 +58,7 @@
 local kind, member = ARGV[1], ARGV[2]
 local window, most_members, device = tonumber(ARGV[3]), tonumber(ARGV[4]), ARGV[5]
 local last_seen_kept, logged_out, day = ARGV[6], ARGV[7] == '1', ARGV[8]
+local channel = ARGV[9]
 local is_user = kind == 'users' or kind == 'hidden'
 local kind_set, meta, tick_key, seen_this_minute, today = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
 local logins, hidden_set, devices, last_seen
@@ -152,6 +157,10 @@ if entered and day ~= '' and target == kind_set and kind ~= 'bots'
   if online > tonumber(redis.call('HGET', record, 'count') or '0') then
     redis.call('HSET', record, 'count', online, 'at', now)
   end
+end
+
+if entered or moved == 1 then
+  announce(channel, '*')
 end
 
 if is_user and room and device ~= '' then

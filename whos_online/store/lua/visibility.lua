@@ -5,6 +5,8 @@
 -- KEYS[1]  the users set
 -- KEYS[2]  the hidden set
 -- KEYS[3]  the user's places (see places.lua)
+-- KEYS[4]  the start of the shard's keys, "{tag}:": its changes channel is
+--          named from it (prelude.lua), where a move is announced as '*'
 --
 -- ARGV[1]  the user's primary key
 -- ARGV[2]  '1' to appear offline, '0' to appear online
@@ -12,7 +14,7 @@
 --
 -- Returns the rooms the user is in, for the caller to move them there too.
 
-local users, hidden, places = KEYS[1], KEYS[2], KEYS[3]
+local users, hidden, places, start = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local member, invisible, window = ARGV[1], ARGV[2] == '1', ARGV[3]
 
 local from, to = users, hidden
@@ -24,5 +26,6 @@ if seen then
   redis.call('ZREM', from, member)
   redis.call('ZADD', to, seen, member)
   redis.call('EXPIRE', to, window)
+  announce(changes_channel(start), '*')
 end
 return rooms_held(places)
