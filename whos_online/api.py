@@ -19,18 +19,24 @@ status reads ``"unknown"``.
     api.statuses(users)                # {pk: UserPresence}, one round trip
     api.online_users(limit=20)         # newest first
     api.counts().people                # everyone online but crawlers
+
+    async for roster in api.changes(room="thread:42", viewer=user):
+        ...                            # the room now, then after each change
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import AsyncIterator, Iterable
 from datetime import datetime
 from typing import Any
 
+from asgiref.sync import sync_to_async
+
 from whos_online import visibility
 from whos_online.gate import Status
+from whos_online.live import Unavailable, follow
 from whos_online.rooms import room_name
-from whos_online.roster import online_roster
+from whos_online.roster import Roster, online_roster
 from whos_online.roster import room_counts as online_room_counts
 from whos_online.statuses import UserPresence, in_room_as_seen, presence_of
 from whos_online.store import Counts, get_store
@@ -39,6 +45,9 @@ from whos_online.users import OnlineUser
 __all__ = [
     "Counts",
     "OnlineUser",
+    "Roster",
+    "Unavailable",
+    "changes",
     "Status",
     "UserPresence",
     "counts",
@@ -114,6 +123,23 @@ def viewers(
     if name is None:
         return []
     return online_roster(limit, room=name, viewer=viewer).users
+
+
+async def changes(room: Any = None, *, viewer: Any = None) -> AsyncIterator[Roster]:
+    """Who is in ``room`` (a name or a model instance; ``None``: the site),
+    as ``viewer`` may see them: now, then after each join or leave (at most
+    one every 250 ms), for as long as it is iterated. From the process's one
+    subscription to Redis (Redis 7: sharded pub/sub); one round trip and
+    two queries per change. Raises :class:`Unavailable` when Redis cannot be
+    listened to, and ends if the subscription is lost or the caller falls
+    16 changes behind: poll then."""
+    name = None if room is None else room_name(room)
+    if room is not None and name is None:
+        return
+    roster = sync_to_async(online_roster)
+    async for change in follow(name):
+        if change is not None:
+            yield await roster(room=name, viewer=viewer)
 
 
 def is_viewing(user: Any, room: Any, *, viewer: Any = None) -> bool:

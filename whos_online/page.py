@@ -78,6 +78,13 @@ def of(request: HttpRequest) -> Page:
     return made
 
 
+def forget(request: HttpRequest) -> None:
+    """Forget the request's :class:`Page`: a live stream renders its widget
+    again for each change, each time afresh, as a new request would."""
+    if made_for(request) is not None:
+        delattr(request, ATTRIBUTE)
+
+
 def visit_of(request: HttpRequest, seen: Cookies | None = None) -> Visit:
     """The request's visit, as the middleware saw it (made now if it did not;
     ``seen``: what the middleware read of the cookies before the view)."""

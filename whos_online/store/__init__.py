@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from whos_online.conf import get_config
 from whos_online.store import scripts
+from whos_online.store.changes import Changes, Subscription
 from whos_online.store.keys import KINDS, PEOPLE, Kind, is_room_name
 from whos_online.store.prune import Prune
 from whos_online.store.reads import HISTORY_MINUTES, Reads
@@ -44,13 +45,14 @@ __all__ = [
     "Snapshot",
     "Stamp",
     "Store",
+    "Subscription",
     "Today",
     "get_store",
     "is_room_name",
 ]
 
 
-class Store(Writes, Reads, Prune):
+class Store(Writes, Reads, Prune, Changes):
     """Presence in Redis for one set of settings: see the module's docs."""
 
     def load_scripts(self) -> None:

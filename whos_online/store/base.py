@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TypeVar
 
 from redis import Redis
@@ -26,6 +26,7 @@ from redis.exceptions import RedisError, ResponseError
 from whos_online.conf import Config
 from whos_online.connection import build_client
 from whos_online.state import CircuitBreaker, State
+from whos_online.store import scripts
 from whos_online.store.keys import Kind, Layout, Shard
 
 T = TypeVar("T")
@@ -52,6 +53,12 @@ class StoreBase:
     def breaker_of(self, member: str) -> CircuitBreaker:
         """The circuit breaker of the shard ``member`` is kept in."""
         return self.state.shard_breakers[self.shard_of(member).index]
+
+    def announce(self, shard: Shard, changed: Sequence[str]) -> None:
+        """Tell the web processes that ``changed`` (rooms, or ``*`` for the
+        site's lists) changed, where no script did: one round trip."""
+        if changed:
+            scripts.run(self.client, "announce", [shard.start()], list(changed))
 
     def is_failing(self, member: str) -> bool:
         """Whether Redis is known to be failing for ``member`` (its shard's

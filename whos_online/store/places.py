@@ -128,12 +128,6 @@ class Places(StoreBase):
         writes.execute()
         self.announce(shard, moved)
 
-    def announce(self, shard: Shard, changed: Sequence[str]) -> None:
-        """Tell the web processes that ``changed`` (rooms, or ``*`` for the
-        site's lists) changed, where no script did: one round trip."""
-        if changed:
-            scripts.run(self.client, "announce", [shard.start()], list(changed))
-
 
 def decoded(names: Any) -> list[str]:
     return [bytes(name).decode() for name in names]

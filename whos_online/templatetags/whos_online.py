@@ -12,6 +12,7 @@ from datetime import datetime, timezone
 from typing import Any
 
 from django import template
+from django.core.handlers.asgi import ASGIRequest
 from django.db.models import Model
 from django.http import HttpRequest
 from django.template.context import Context
@@ -115,6 +116,11 @@ def whos_online(
         "roster": roster,
         "refresh_seconds": seconds,
         "refresh_url": _refresh_url(name, viewer) if refreshed else None,
+        "stream_url": (
+            _refresh_url(name, viewer, "whos_online:stream")
+            if refreshed and _streams(context)
+            else None
+        ),
         "here": _here(context, name) if refreshed else None,
         "request": context.get("request"),
         "heading": level if level in range(1, 7) else 0,
@@ -339,11 +345,19 @@ def _viewer(context: Context) -> Any:
     return getattr(request, "user", None)
 
 
-def _refresh_url(room: str | None, viewer: Any) -> str | None:
-    url = _reverse("whos_online:widget")
+def _refresh_url(
+    room: str | None, viewer: Any, view: str = "whos_online:widget"
+) -> str | None:
+    url = _reverse(view)
     if url is None or room is None:
         return url
     return f"{url}?{urlencode({'room': room_token(room, viewer)})}"
+
+
+def _streams(context: Context) -> bool:
+    """Whether the page is served under ASGI, where its widgets may stream
+    (under WSGI a stream would hold a worker: the page polls)."""
+    return isinstance(context.get("request"), ASGIRequest)
 
 
 def _here(context: Context, room: str | None) -> dict[str, Any] | None:

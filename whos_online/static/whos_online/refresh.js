@@ -1,7 +1,8 @@
 /* django-whos-online: refresh {% whos_online refresh=N %} widgets in place.
- * No dependencies. Asks for the fragment every N seconds while the page is
- * visible, sending the last ETag so an unchanged list costs a 304. A
- * site-wide widget also brings every {% online_count %} on the page up to
+ * No dependencies. Where the page names a live stream (under ASGI), shows
+ * each change it sends; otherwise, or once it fails, asks for the fragment
+ * every N seconds while the page is visible, sending the last ETag so an
+ * unchanged list costs a 304. A site-wide widget also brings every {% online_count %} on the page up to
  * date. Without JavaScript the static widget stays.
  *
  * The count sentence (.whos-online-counts) is the widget's one aria-live
@@ -93,10 +94,26 @@
         .catch(function () {});
     }
 
-    window.setInterval(refresh, seconds * 1000);
-    document.addEventListener("visibilitychange", function () {
-      if (document.visibilityState === "visible") refresh();
-    });
+    function poll() {
+      window.setInterval(refresh, seconds * 1000);
+      document.addEventListener("visibilitychange", function () {
+        if (document.visibilityState === "visible") refresh();
+      });
+    }
+
+    /* Under ASGI the page names a stream: each change arrives as the
+     * widget's new HTML, within a second. If it cannot open or breaks (a
+     * proxy that buffers, Redis down, WSGI's 204), the widget polls as
+     * before, for the rest of the page's life. */
+    var stream = box.getAttribute("data-whos-online-stream");
+    if (!stream || !window.EventSource) return poll();
+    var source = new EventSource(stream);
+    source.onmessage = function (event) { show(box, event.data); };
+    source.onerror = function () {
+      source.close();
+      refresh();
+      poll();
+    };
   }
 
   document.querySelectorAll("[data-whos-online-refresh]").forEach(start);

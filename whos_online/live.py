@@ -1,0 +1,179 @@
+"""Live presence: the process's one subscription to what Redis announces,
+fanned out in memory to the open streams of each room.
+
+Redis announces a room (or ``*``, the site's lists) when someone joins or
+leaves it (``store/changes.py``). The first stream a process opens starts
+one listening thread; it hands each announcement to the event loop of every
+stream of that room, never waiting for one. A stream that falls
+``BEHIND`` events back (its client reads too slowly) is dropped, and its
+page polls; so are all when the subscription is lost (Redis down), and a
+stream that cannot start raises :class:`Unavailable`. :func:`follow` is what
+a stream (``streams.py``) and ``api.changes`` read.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import itertools
+import threading
+from collections.abc import AsyncIterator
+
+from asgiref.sync import sync_to_async
+from redis.exceptions import RedisError
+
+from whos_online.store import Store, Subscription, get_store
+
+# Announcements a stream may have waiting before it is dropped.
+BEHIND = 16
+# Seconds between two events of one stream, at least: changes meanwhile
+# make one event.
+DEBOUNCE = 0.25
+# Seconds the listening thread waits for a word before it checks it is
+# still the process's (settings change).
+WAIT = 1.0
+# In a stream's queue: the subscription was lost.
+LOST = -1
+SITE = "*"
+
+
+class Unavailable(Exception):
+    """The process cannot listen to Redis now: pages poll."""
+
+
+class Listener:
+    """One open stream of ``room`` (``*``: the site's), on its event loop."""
+
+    def __init__(self, room: str, loop: asyncio.AbstractEventLoop) -> None:
+        self.room, self.loop = room, loop
+        self.queue: asyncio.Queue[int] = asyncio.Queue(BEHIND)
+        self.dropped = False
+
+    def deliver(self, event: int) -> None:
+        """On the stream's loop: the number of an announcement, or LOST."""
+        if self.queue.full():
+            self.dropped = True  # too slow: it ends, and its page polls
+        else:
+            self.queue.put_nowait(event)
+
+    def latest(self, event: int) -> int:
+        """The last of ``event`` and those waiting behind it, or LOST."""
+        while not self.queue.empty():
+            waiting = self.queue.get_nowait()
+            event = LOST if LOST in (event, waiting) else waiting
+        return LOST if self.dropped else event
+
+
+class Hub:
+    """The process's subscription and the streams it feeds."""
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+        self.lock = threading.Lock()
+        self.listeners: dict[str, set[Listener]] = {}
+        self.subscription: Subscription | None = None
+        self.retired = False
+
+    def open(self, room: str, loop: asyncio.AbstractEventLoop) -> Listener:
+        """A listener of ``room``, subscribing first if the process is not
+        yet (blocking: one round trip); raises :class:`Unavailable`."""
+        with self.lock:
+            if self.subscription is None:
+                try:
+                    self.subscription = self.store.listen()
+                except RedisError as exc:
+                    raise Unavailable(str(exc)) from exc
+                threading.Thread(
+                    target=self.run,
+                    args=(self.subscription,),
+                    name="whos-online-live",
+                    daemon=True,
+                ).start()
+            listener = Listener(room, loop)
+            self.listeners.setdefault(room, set()).add(listener)
+            return listener
+
+    def close(self, listener: Listener) -> None:
+        with self.lock:
+            self.listeners.get(listener.room, set()).discard(listener)
+
+    def run(self, subscription: Subscription) -> None:
+        """The listening thread: until the subscription fails or the
+        settings it was made for change."""
+        while not self.retired:
+            try:
+                changed = subscription.next(WAIT)
+            except RedisError:
+                break
+            if changed is not None:
+                self.announce(changed)
+        with self.lock:
+            self.subscription = None
+            lost = [each for room in self.listeners.values() for each in room]
+        for listener in lost:
+            _hand(listener, LOST)
+        with contextlib.suppress(RedisError):
+            subscription.close()
+
+    def announce(self, changed: str) -> None:
+        self.store.forget_snapshots(None if changed == SITE else changed)
+        with self.lock:
+            event, listeners = next(_events), list(self.listeners.get(changed, ()))
+        for listener in listeners:
+            _hand(listener, event)
+
+
+def _hand(listener: Listener, event: int) -> None:
+    with contextlib.suppress(RuntimeError):  # a closed loop: the stream is gone
+        listener.loop.call_soon_threadsafe(listener.deliver, event)
+
+
+_hubs: list[Hub] = []
+# Numbers of announcements, unique in the process (streams share renderings
+# by them), whichever hub heard them.
+_events = itertools.count(1)
+
+
+def hub() -> Hub:
+    """The hub of the settings in force (a new one when they change)."""
+    store = get_store()
+    if not _hubs or _hubs[0].store is not store:
+        for old in _hubs:
+            old.retired = True
+        _hubs[:] = [Hub(store)]
+    return _hubs[0]
+
+
+async def follow(
+    room: str | None, *, wait: float | None = None
+) -> AsyncIterator[int | None]:
+    """Follow ``room`` (``None``: the site's lists): ``0`` at once (show it
+    as it is), then an event's number after each change (at most one per
+    ``DEBOUNCE`` seconds; several changes meanwhile make one), and ``None``
+    after ``wait`` seconds without one, for a keep-alive. It ends when the
+    subscription is lost or the stream fell behind. Raises
+    :class:`Unavailable` before the first if the process cannot listen to
+    Redis."""
+    loop = asyncio.get_running_loop()
+    current = hub()
+    opened = sync_to_async(current.open, thread_sensitive=False)
+    listener = await opened(SITE if room is None else room, loop)
+    try:
+        yield 0
+        sent = loop.time()
+        while True:
+            try:
+                event = await asyncio.wait_for(listener.queue.get(), wait)
+            except asyncio.TimeoutError:
+                yield None
+                continue
+            pause = sent + DEBOUNCE - loop.time()
+            if pause > 0:
+                await asyncio.sleep(pause)
+            event = listener.latest(event)
+            if event == LOST:
+                return
+            yield event
+            sent = loop.time()
+    finally:
+        current.close(listener)
