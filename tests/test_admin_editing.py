@@ -181,6 +181,14 @@ def test_someone_whose_form_stops_asking_drops_off(
     assert ping(bo, topic)["text"] == ""
 
 
+def test_editing_turns_back_to_viewing_at_once_when_the_changes_are_undone(
+    topic: Group, ana: Client, bo: Client
+) -> None:
+    ping(ana, topic, editing="1")
+    ping(ana, topic, undone="1")  # the form is as it was opened again
+    assert ping(bo, topic)["text"] == "ana is viewing this group."
+
+
 def test_editing_turns_back_to_viewing_once_the_changes_are_gone(
     topic: Group, ana: Client, bo: Client, clock: Clock
 ) -> None:
@@ -326,6 +334,14 @@ def test_a_form_sent_back_without_the_mark_then_carries_what_is_stored(
     save(bo, topic, "Bo's title")
     refused = save(ana, topic, "Ana's title", whos_online_opened=mark)
     assert "bo saved this group after you opened it." in text(refused.content.decode())
+
+
+def test_a_form_sent_back_for_another_error_keeps_the_mark_it_was_opened_with(
+    topic: Group, ana: Client
+) -> None:
+    mark = opened(open_form(ana, topic))
+    invalid = save(ana, topic, "", whos_online_opened=mark)  # a name is required
+    assert opened(invalid.content.decode()) == mark
 
 
 def test_a_deletion_since_the_form_was_opened_is_told(

@@ -73,7 +73,8 @@ class ConcurrentEditingMixin(AnyModelAdmin):
     def presence_view(self, request: HttpRequest, object_id: str) -> HttpResponse:
         """What the change form's script asks every few seconds: POST
         ``opened``, the form's mark (which names its tab), ``editing=1``
-        while the form has unsaved changes, and ``leaving=1`` as it closes."""
+        while the form has unsaved changes, ``undone=1`` once as they are
+        undone, and ``leaving=1`` as it closes."""
         if request.method != "POST":
             return HttpResponseNotAllowed(["POST"])
         pk = unquote(object_id)
@@ -96,7 +97,8 @@ class ConcurrentEditingMixin(AnyModelAdmin):
             editing.leave(request, obj, form.tab)
             return _never_cached(HttpResponse(status=204))
         changed = request.POST.get("editing") == "1"
-        editing.stay(request, obj, form.tab, editing=changed)
+        undone = request.POST.get("undone") == "1"
+        editing.stay(request, obj, form.tab, editing=changed, undone=undone)
         others = editing.others_here(request.user, obj)
         now = editing.fingerprint(obj)
         save = editing.save_since(request.user, self.model, obj.pk, form, now)

@@ -249,7 +249,7 @@ def check_admin_editing(**kwargs: Any) -> list[CheckMessage]:
         return []
     hint = (
         "Give the admin site who else is editing instead: name "
-        "whos_online.admin.EditingAdminSite as your admin app config's "
+        "whos_online.admin_editing.EditingAdminSite as your admin app config's "
         "default_site (or add ConcurrentEditingSiteMixin to your own site), "
         "or put ConcurrentEditingMixin first among a ModelAdmin's bases; "
         "then leave the setting out. See docs/admin-editing.md."

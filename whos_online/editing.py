@@ -139,15 +139,20 @@ def enter(request: Any, obj: Model) -> None:
         join_named_room(request, rooms.viewing)
 
 
-def stay(request: Any, obj: Model, tab: str, *, editing: bool) -> None:
+def stay(
+    request: Any, obj: Model, tab: str, *, editing: bool, undone: bool = False
+) -> None:
     """The form of the page ``tab`` is still open (with unsaved changes, if
-    ``editing``)."""
+    ``editing``; ``undone``: its changes were just undone, so it leaves the
+    editing room)."""
     rooms = rooms_of(obj)
     if rooms is None:
         return
     record_in_room(request, rooms.viewing)
     if editing:
         record_in_room(request, rooms.editing)
+    elif undone:
+        get_store().leave_rooms(str(request.user.pk), [rooms.editing])
 
 
 def leave(request: Any, obj: Model, tab: str) -> None:

@@ -63,10 +63,13 @@
     timer = null;
   }
 
-  function ask() {
+  function ask(extra) {
     stop();
-    timer = window.setTimeout(ask, config.seconds * 1000);
-    fetch(config.url, { method: "POST", body: body({}), credentials: "same-origin" })
+    timer = window.setTimeout(function () {
+      ask();
+    }, config.seconds * 1000);
+    var sent = body(extra || {});
+    fetch(config.url, { method: "POST", body: sent, credentials: "same-origin" })
       .then(function (response) {
         // 404: the object is gone (the answer says who deleted it); there is
         // nobody to ask about any more.
@@ -84,7 +87,7 @@
     var now = initial === null || serialized() !== initial;
     if (now === editing) return;
     editing = now;
-    ask();
+    ask(editing ? {} : { undone: "1" });
   }
 
   form.addEventListener("input", changed);
