@@ -355,10 +355,14 @@ def admin_editing_notice(subject: User, django_user_model: type[User]) -> str:
         f"admin-editing:auth.group:{topic.pk}",
     ):
         presence.record_in_room(room, "users", str(subject.pk))
-    django_user_model.objects.create_superuser("editor", "e@example.com", "pw")
+    from whos_online import editing
+
+    editor = django_user_model.objects.create_superuser("editor", "", "pw")
     staff = Client()
     staff.login(username="editor", password="pw")
-    answer = staff.post(f"/editing-admin/auth/group/{topic.pk}/presence/").json()
+    mark = editing.form_mark(editor, topic, editing.new_tab())
+    url = f"/editing-admin/auth/group/{topic.pk}/presence/"
+    answer = staff.post(url, {"opened": mark}).json()
     return str(answer["html"])
 
 

@@ -235,4 +235,5 @@ urlpatterns = [
     path("whos-online/", include("whos_online.urls")),
     path("admin/", admin.site.urls),
     path("editing-admin/", editing_admin.site.urls),
+    path("every-admin/", editing_admin.every.urls),
 ]
