@@ -6,11 +6,14 @@
 --
 -- ARGV[1]  the window, in seconds
 -- ARGV[2]  how many of each room's users to list, newest first
+-- ARGV[3]  how many of each room's hidden users to list, newest first
+--          (absent: none)
 --
 -- Returns {now as "seconds.micros", for each room {{four counts}, its
--- users listed as a flat member/score list}}.
+-- users listed as a flat member/score list, its hidden users likewise}}.
 
 local window, listed = tonumber(ARGV[1]), tonumber(ARGV[2])
+local hidden_listed = tonumber(ARGV[3] or '0')
 
 local t = redis.call('TIME')
 local micros = string.format('%06d', tonumber(t[2]))
@@ -28,6 +31,11 @@ for first = 1, #KEYS, 4 do
     users = redis.call('ZREVRANGEBYSCORE', KEYS[first], '+inf', since,
                        'WITHSCORES', 'LIMIT', 0, listed)
   end
-  rooms[#rooms + 1] = {counts, users}
+  local hidden = {}
+  if hidden_listed > 0 then
+    hidden = redis.call('ZREVRANGEBYSCORE', KEYS[first + 1], '+inf', since,
+                        'WITHSCORES', 'LIMIT', 0, hidden_listed)
+  end
+  rooms[#rooms + 1] = {counts, users, hidden}
 end
 return {now, rooms}
