@@ -43,8 +43,10 @@ class Page:
         """User key -> their status as this page shows it."""
         self.choices: Choices | None = None
         """What the users the page's snapshot lists as visible chose (the
-        database's word), once asked; those the site's rule keeps from this
-        viewer count as invisible here."""
+        database's word), once asked."""
+        self.refused: frozenset[str] = frozenset()
+        """Which of them the site's rule keeps from this viewer, asked with
+        their choices."""
         self.named_rooms: set[str] = set()
         """The rooms the page's templates named by instance."""
         self.personal = False
