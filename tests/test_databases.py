@@ -12,13 +12,20 @@ import importlib.util
 import json
 import os
 import sys
+import threading
+from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from types import ModuleType
 
 import pytest
 from django.conf import settings as django_settings
+from django.contrib.auth.models import User
+from django.db import connection
 
 from tests.settings import database
+from whos_online import visibility
+from whos_online.models import Visibility
 
 ROOT = Path(__file__).resolve().parent.parent
 SCRIPT = ROOT / "scripts" / "on_database.py"
@@ -77,6 +84,51 @@ def test_this_run_uses_the_database_the_environment_names() -> None:
     assert {key: configured.get(key) for key in compared} == {
         key: expected.get(key, configured.get(key)) for key in compared
     }
+
+
+# Two requests at once, each with a connection of its own, as on a site.
+
+
+def at_once(*calls: Callable[[], bool]) -> list[bool]:
+    """Each call in a thread of its own, with a database connection of its
+    own, all let go at the same moment; what each returned."""
+    both = threading.Barrier(len(calls))
+    returned: list[bool] = []
+
+    def run(call: Callable[[], bool]) -> None:
+        try:
+            both.wait()
+            returned.append(call())
+        finally:
+            connection.close()  # this thread's own
+
+    threads = [threading.Thread(target=run, args=(call,)) for call in calls]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    return returned
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.skipif(
+    connection.vendor == "sqlite",
+    reason="SQLite in memory, shared between threads, refuses a second writer "
+    "at once ('database table is locked') where a server waits for the first",
+)
+def test_two_first_choices_at_once_are_both_kept() -> None:
+    """A user's first two choices, made at the same moment from two devices:
+    neither has a row to update, both insert, and neither is lost nor
+    refused."""
+    for attempt in range(5):
+        user = User.objects.create(username=f"twice{attempt}")
+        kept = at_once(
+            partial(visibility.set_invisible, user, True),
+            partial(visibility.set_hide_last_seen, user, True),
+        )
+        row = Visibility.objects.get(user=user)
+        assert kept == [True, True]
+        assert (row.invisible, row.hide_last_seen) == (True, True)
 
 
 # scripts/on_database.py, with a server given: it starts none.
