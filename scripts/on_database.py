@@ -147,7 +147,7 @@ def machines_postgres() -> str | None:
         )
         if wait_for(lambda: answers("postgres", POSTGRES)):
             return POSTGRES
-        say("it does not let postgres in over TCP without a password")
+        say("it still lets no postgres in on 127.0.0.1:5432 without a password")
     return None
 
 
@@ -222,7 +222,7 @@ def machines_mysql() -> str | None:
     for url in (MYSQL, through_socket):
         if wait_for(lambda url=url: answers("mysql", url), WAIT / 2):
             return url
-    say("it lets root in neither over TCP nor through its socket")
+    say("it lets no root in without a password, on 127.0.0.1:3306 or its socket")
     return None
 
 
