@@ -55,12 +55,20 @@ class Page:
         """The visitor and what was recorded of them, once asked."""
 
     @functools.cached_property
+    def viewer(self) -> Any:
+        """Who the page is made for: the request's user, or nobody in
+        particular (``None``) when Django's cache may keep the response for
+        others (``cache_page``, the cache middleware). Every output asks
+        this, never ``request.user``."""
+        if may_be_kept_for_others(self.request):
+            return None
+        return getattr(self.request, "user", None)
+
+    @functools.cached_property
     def gate(self) -> Gate:
-        """The viewer's gate; an anonymous viewer's when Django's cache may
-        keep the response for others (``cache_page``, the cache middleware)."""
-        if getattr(self.request, "_cache_update_cache", False):
-            return Gate(None)
-        return Gate(getattr(self.request, "user", None))
+        """The viewer's gate (an anonymous viewer's for nobody in
+        particular)."""
+        return Gate(self.viewer)
 
     def gate_used(self) -> Gate:
         """The gate, for an output about to be shown: noted, so a response
@@ -78,6 +86,17 @@ def of(request: HttpRequest) -> Page:
     made = Page(request)
     setattr(request, ATTRIBUTE, made)
     return made
+
+
+def may_be_kept_for_others(request: HttpRequest) -> bool:
+    """Whether Django's cache (``cache_page``, ``UpdateCacheMiddleware``) may
+    keep the response being made for other visitors.
+
+    Django offers no public way to ask: its cache middleware marks such a
+    request with ``_cache_update_cache`` before the view runs. This is the
+    one place a private attribute of Django is read, and
+    tests/test_cached_pages.py fails if Django stops setting it."""
+    return bool(getattr(request, "_cache_update_cache", False))
 
 
 def visit_of(request: HttpRequest, seen: Cookies | None = None) -> Visit:
