@@ -28,6 +28,7 @@ from whos_online.admin_editing import (
 )
 from whos_online.gate import is_active_staff
 from whos_online.models import OnlineNow
+from whos_online.page import viewer_of
 from whos_online.staff import staff_overview
 
 __all__ = [
@@ -44,7 +45,7 @@ else:
 
 
 def is_staff(request: HttpRequest) -> bool:
-    return is_active_staff(request.user)
+    return is_active_staff(viewer_of(request))
 
 
 @admin.register(OnlineNow)

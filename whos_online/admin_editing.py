@@ -35,6 +35,7 @@ from django.utils.safestring import mark_safe
 from whos_online import editing
 from whos_online.conf import conf
 from whos_online.editing import MAX_MARK, Others, Save
+from whos_online.page import viewer_of
 
 if TYPE_CHECKING:
     AnyModelAdmin = admin.ModelAdmin[Any]
@@ -77,20 +78,20 @@ class ConcurrentEditingMixin(AnyModelAdmin):
         undone, leaves the editing room), and ``leaving=1`` as it closes."""
         if request.method != "POST":
             return HttpResponseNotAllowed(["POST"])
-        pk = unquote(object_id)
+        pk, viewer = unquote(object_id), viewer_of(request)
         sent = request.POST.get("opened", "")
         obj = self.get_object(request, pk)
         if obj is None:
             if not self.has_view_or_change_permission(request):
                 raise PermissionDenied
-            form = editing.opened(request.user, self.model, pk, sent)
+            form = editing.opened(viewer, self.model, pk, sent)
             save = None
             if form is not None:  # who deleted it, told to a form of ours
-                save = editing.save_since(request.user, self.model, pk, form, None)
+                save = editing.save_since(viewer, self.model, pk, form, None)
             return self._presence(Others(available=True, save=save), 404)
         if not self.has_view_or_change_permission(request, obj):
             raise PermissionDenied
-        form = editing.opened(request.user, self.model, obj.pk, sent)
+        form = editing.opened(viewer, self.model, obj.pk, sent)
         if form is None:  # no mark the site made for this staff member
             return _never_cached(HttpResponseBadRequest())
         if request.POST.get("leaving") == "1":
@@ -98,9 +99,9 @@ class ConcurrentEditingMixin(AnyModelAdmin):
             return _never_cached(HttpResponse(status=204))
         changed = request.POST.get("editing") == "1"
         editing.stay(request, obj, form.tab, editing=changed)
-        others = editing.others_here(request.user, obj)
+        others = editing.others_here(viewer, obj)
         now = editing.fingerprint(obj)
-        save = editing.save_since(request.user, self.model, obj.pk, form, now)
+        save = editing.save_since(viewer, self.model, obj.pk, form, now)
         return self._presence(replace(others, save=save))
 
     def get_form(
@@ -122,7 +123,7 @@ class ConcurrentEditingMixin(AnyModelAdmin):
         if sent is None or request.POST.get(OVERWRITE) == "1":
             return form
         # Django's change view runs this inside the save's transaction.
-        save = editing.save_over(request.user, obj, sent)
+        save = editing.save_over(viewer_of(request), obj, sent)
         return form if save is None else self._refusing(form, save)
 
     def render_change_form(
@@ -148,7 +149,7 @@ class ConcurrentEditingMixin(AnyModelAdmin):
             **(response.context_data or {}),
             "whos_online_parent": select_template(_names(response.template_name)),
             "whos_online_editing": {
-                "others": editing.others_here(request.user, obj),
+                "others": editing.others_here(viewer_of(request), obj),
                 "model": self.opts.verbose_name,
                 "opened": carried,
                 "refused": refused,
@@ -168,7 +169,7 @@ class ConcurrentEditingMixin(AnyModelAdmin):
         """The mark the form carries to its save, and the one its asks send
         (of the state the page shows, in a tab of its own): the same state
         unless the page tells of a save already."""
-        tab, user = editing.new_tab(), request.user
+        tab, user = editing.new_tab(), viewer_of(request)
         if request.method != "POST":  # ``obj`` is as stored: the form shows it
             mark = editing.form_mark(user, obj, tab)
             return mark, mark

@@ -108,6 +108,12 @@ def visit_of(request: HttpRequest, seen: Cookies | None = None) -> Visit:
     return made.visit
 
 
+def viewer_of(request: HttpRequest) -> Any:
+    """Who the request's page is made for (see :attr:`Page.viewer`): what
+    every view, tag and endpoint asks, never ``request.user``."""
+    return of(request).viewer
+
+
 def visit_made(request: HttpRequest) -> Visit | None:
     """The request's visit, if one was made."""
     made = made_for(request)
