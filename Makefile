@@ -13,11 +13,13 @@ LOCALES := de es fr pt_BR ru
 # browser; `make test-servers` and `make test-browser` run them (CI does).
 FAST := -m "not real_redis and not browser"
 
-.PHONY: help install demo test test-servers test-redis test-matrix test-browser lint messages docs wheel-check bench bench-load bench-smoke clean
+.PHONY: help install demo test test-postgres test-mysql test-servers test-redis test-matrix test-browser lint messages docs wheel-check bench bench-load bench-smoke clean
 
 help:
 	@echo "make demo          serve the example project on http://127.0.0.1:$(PORT)"
 	@echo "make test          the fast suite on fakeredis: all but the server and browser tests"
+	@echo "make test-postgres the fast suite on PostgreSQL, CONN_MAX_AGE 0 then persistent"
+	@echo "make test-mysql    the fast suite on MySQL/MariaDB, CONN_MAX_AGE 0 then persistent"
 	@echo "make test-servers  the suites that start real redis-servers (Cluster, Sentinel, outage)"
 	@echo "make test-redis    the fast suite against a real Redis at $(TEST_REDIS_URL)"
 	@echo "make test-matrix   the fast suite on every supported Python and Django (nox)"
@@ -55,6 +57,29 @@ demo: $(BIN)/.demo-installed
 
 test: install
 	$(BIN)/python -m pytest $(FAST) --cov --cov-report=term --cov-fail-under=100 $(PYTEST_ARGS)
+
+$(BIN)/.postgres-installed: requirements/postgres.txt $(BIN)/.installed
+	$(BIN)/python -m pip install --quiet -r requirements/postgres.txt
+	touch $@
+
+$(BIN)/.mysql-installed: requirements/mysql.txt $(BIN)/.installed
+	$(BIN)/python -m pip install --quiet -r requirements/mysql.txt
+	touch $@
+
+# The fast suite on a database server instead of SQLite, twice: with
+# CONN_MAX_AGE 0, then with persistent connections (None, and
+# CONN_HEALTH_CHECKS). scripts/on_database.py finds the server: the machine's
+# own on 127.0.0.1:5432 (postgres) or 127.0.0.1:3306 (root), no password,
+# started where it is installed but stopped, else a throwaway one of its own
+# (installing Debian's package as root where none is). The tests create and
+# drop test_whos_online and touch no other database. About 25 s a run.
+test-postgres: $(BIN)/.postgres-installed
+	$(BIN)/python scripts/on_database.py postgres -- \
+		$(BIN)/python -m pytest $(FAST) -p no:cov $(PYTEST_ARGS)
+
+test-mysql: $(BIN)/.mysql-installed
+	$(BIN)/python scripts/on_database.py mysql -- \
+		$(BIN)/python -m pytest $(FAST) -p no:cov $(PYTEST_ARGS)
 
 # Real redis-servers started by the tests: Cluster, Sentinel, an outage, skewed
 # clocks, many processes at once.

@@ -14,9 +14,11 @@ Each is also counted in Redis round trips and SQL queries, once.
 
 from __future__ import annotations
 
+import io
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
+from urllib.parse import urlencode
 
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Group
@@ -28,6 +30,7 @@ from benchmarks.bench import beside, environ, log, sent, start_response
 from benchmarks.figures import World, rounds
 from benchmarks.project import CSRF, EDITED_GROUP, ROWS
 from benchmarks.report import ASK, DJANGOS_FORM, FORM, LISTING, PLAIN_ROWS
+from whos_online import editing
 
 STAFF_ADDRESS = "198.51.100.20"
 
@@ -44,6 +47,8 @@ def costs(world: World, n_rounds: int, block: int) -> dict[str, Any]:
     form = f"/auth/group/{group.pk}/change/"
     presence = f"/editing-admin/auth/group/{group.pk}/presence/"
     asked = staff | {"csrftoken": CSRF}
+    admin = get_user_model().objects.get(username="bench-admin")
+    mark = editing.form_mark(admin, group, editing.new_tab())
     pages: dict[str, Callable[[], dict[str, Any]]] = {
         LISTING: lambda: environ("/topics/", STAFF_ADDRESS, staff),
         PLAIN_ROWS: lambda: (
@@ -51,7 +56,7 @@ def costs(world: World, n_rounds: int, block: int) -> dict[str, Any]:
         ),
         FORM: lambda: environ(f"/editing-admin{form}", STAFF_ADDRESS, staff),
         DJANGOS_FORM: lambda: environ(f"/admin{form}", STAFF_ADDRESS, staff),
-        ASK: lambda: environ(presence, STAFF_ADDRESS, asked, post=True, csrf=CSRF),
+        ASK: lambda: _asking(presence, asked, mark),
     }
     cases = {
         name: lambda page=page: beside(
@@ -71,6 +76,16 @@ def costs(world: World, n_rounds: int, block: int) -> dict[str, Any]:
     raw = rounds(cases, n_rounds)
     counted = {name: _counted(world, page()) for name, page in pages.items()}
     return {"raw": raw, "counted": counted}
+
+
+def _asking(path: str, cookies: dict[str, str], mark: str) -> dict[str, Any]:
+    """An ask of the form's script: a POST of its mark (its tab)."""
+    request = environ(path, STAFF_ADDRESS, cookies, post=True, csrf=CSRF)
+    body = urlencode({"opened": mark}).encode()
+    request["wsgi.input"] = io.BytesIO(body)
+    request["CONTENT_LENGTH"] = str(len(body))
+    request["CONTENT_TYPE"] = "application/x-www-form-urlencoded"
+    return request
 
 
 def _status(site: Any, request: dict[str, Any]) -> str:
@@ -94,7 +109,10 @@ def _others_on_the_form(pk: int) -> None:
         other = model.objects.create_superuser(f"bench-editor-{n}", "", "pw")
         client = Client(REMOTE_ADDR=f"198.51.100.{30 + n}")
         client.force_login(other)
-        data = {"editing": "1"} if n == 0 else {}
+        group = Group.objects.get(pk=pk)
+        data = {"opened": editing.form_mark(other, group, editing.new_tab())}
+        if n == 0:
+            data["editing"] = "1"
         client.post(f"/editing-admin/auth/group/{pk}/presence/", data)
 
 

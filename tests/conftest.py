@@ -19,6 +19,7 @@ from redis import Redis
 from redis.client import Pipeline
 
 from tests import presence
+from whos_online.models import Visibility
 from whos_online.store import get_store, scripts
 
 
@@ -81,6 +82,18 @@ def step_wall_clock(
         monkeypatch.setattr(time, "time", lambda: true_time() + seconds)
 
     return step
+
+
+@pytest.fixture
+def visibility_table_missing(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A site that has not run ``migrate whos_online``: the app's queries
+    name a table the database does not have, and fail as they would there.
+
+    The model is pointed at another name rather than the table dropped: on
+    MySQL and MariaDB a ``DROP TABLE`` is not rolled back, and commits the
+    test's transaction with it, so the table and the test's rows would
+    outlive the test."""
+    monkeypatch.setattr(Visibility._meta, "db_table", "whos_online_not_migrated")
 
 
 @pytest.fixture

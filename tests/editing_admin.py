@@ -1,6 +1,6 @@
 """An admin site whose groups use ``ConcurrentEditingMixin``, as a site that
-opts in per ModelAdmin does (tests/test_admin_editing.py); the default
-admin's groups do not."""
+opts in per ModelAdmin does, and one that gives it to every ModelAdmin
+(tests/test_admin_editing.py); the default admin's groups have neither."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from django.contrib.admin import AdminSite
 from django.contrib.auth.admin import GroupAdmin, UserAdmin
 from django.contrib.auth.models import Group, User
 
-from whos_online.admin import ConcurrentEditingMixin
+from whos_online.admin import ConcurrentEditingMixin, EditingAdminSite
 
 site = AdminSite(name="editing_admin")
 
@@ -25,3 +25,8 @@ class EditedUserAdmin(ConcurrentEditingMixin, UserAdmin):  # type: ignore[type-a
 
 
 site.register(User, EditedUserAdmin)
+
+
+# Django's own ModelAdmin, as a third-party app would register it.
+every = EditingAdminSite(name="every_admin")
+every.register(Group, GroupAdmin)

@@ -16,6 +16,7 @@ from whos_online.store import (
     LastSeen,
     LoggedOut,
     Pruned,
+    Raised,
     Sighting,
     Snapshot,
     Stamp,
@@ -52,6 +53,17 @@ def record(
 ) -> Stamp | None:
     sighting = Sighting(kind, member, device, left_guest, last_recorded)
     return get_store().record(sighting)
+
+
+def log_in(
+    kind: Kind, member: str, *, left_guest: str, takes_back: Raised | None = None
+) -> Stamp:
+    """The guest ``left_guest`` logged in as ``member``; ``takes_back``: what
+    that guest's arrival raised, for a hidden user's login to take back."""
+    sighting = Sighting.login(
+        kind, member, device="", left_guest=left_guest, takes_back=takes_back
+    )
+    return answered(get_store().record(sighting))
 
 
 def record_user(pk: object, *, hidden: bool = False) -> float:

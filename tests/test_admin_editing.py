@@ -13,23 +13,24 @@ from __future__ import annotations
 
 import json
 import re
+import threading
 from typing import Any
 
 import pytest
 from django.apps import apps
-from django.contrib.admin import AdminSite
-from django.contrib.auth.admin import GroupAdmin, UserAdmin
+from django.contrib import admin as django_admin
+from django.contrib.auth.admin import GroupAdmin
 from django.contrib.auth.models import Group, User
-from django.db import connection
+from django.db import connection, connections
 from django.test import Client, RequestFactory
 from django.test.utils import CaptureQueriesContext
 from django.utils import translation
 from pytest_django.fixtures import Settings as SettingsWrapper
 
+from tests import presence
 from tests.conftest import Clock, CommandCounter
-from whos_online import admin as whos_online_admin
 from whos_online import editing
-from whos_online.admin import ConcurrentEditingMixin
+from whos_online.admin import ConcurrentEditingMixin, EditingAdminSite
 from whos_online.models import Visibility
 
 pytestmark = pytest.mark.django_db
@@ -74,9 +75,26 @@ def notice(page: str) -> str:
 
 
 def opened(page: str) -> str:
-    found = re.search(r'name="whos_online_opened" value="(\d+)"', page)
+    """The mark the change form carries to its save."""
+    found = re.search(r'name="whos_online_opened" value="([^"]*)"', page)
     assert found is not None
     return found.group(1)
+
+
+def script_config(page: str) -> dict[str, Any]:
+    found = re.search(r'id="whos-online-editing-script"[^>]*>(.*?)</script>', page)
+    assert found is not None
+    config: dict[str, Any] = json.loads(found.group(1))
+    return config
+
+
+def tab(client: Client, topic: Group) -> str:
+    """The mark the asks of ``client``'s page of ``topic`` send (its tab):
+    the form is opened once per client and object, as a tab would be."""
+    tabs: dict[Any, str] = client.__dict__.setdefault("tabs", {})
+    if topic.pk not in tabs:
+        tabs[topic.pk] = script_config(open_form(client, topic))["mark"]
+    return tabs[topic.pk]
 
 
 def text(html: str) -> str:
@@ -85,6 +103,8 @@ def text(html: str) -> str:
 
 
 def ping(client: Client, topic: Group, **data: str) -> dict[str, Any]:
+    """An ask of ``client``'s tab of ``topic`` (``opened``: another mark)."""
+    data = {"opened": tab(client, topic), **data}
     response = client.post(f"{ADMIN}/{topic.pk}/presence/", data)
     assert response.status_code == 200
     answer: dict[str, Any] = response.json()
@@ -93,7 +113,8 @@ def ping(client: Client, topic: Group, **data: str) -> dict[str, Any]:
 
 
 def close_form(client: Client, topic: Group) -> None:
-    response = client.post(f"{ADMIN}/{topic.pk}/presence/", {"leaving": "1"})
+    data = {"opened": tab(client, topic), "leaving": "1"}
+    response = client.post(f"{ADMIN}/{topic.pk}/presence/", data)
     assert response.status_code == 204
 
 
@@ -150,6 +171,46 @@ def test_someone_who_closes_the_form_leaves_at_once(
     assert ping(bo, topic)["text"] == ""
 
 
+def another_tab(client: Client, topic: Group, **data: str) -> str:
+    """Open ``topic``'s form in another tab of ``client`` and ask from it:
+    the new tab's mark."""
+    mark = str(script_config(open_form(client, topic))["mark"])
+    response = client.post(f"{ADMIN}/{topic.pk}/presence/", {"opened": mark, **data})
+    assert response.status_code == 200
+    return mark
+
+
+def test_closing_one_of_two_tabs_keeps_the_other_in_the_notice(
+    topic: Group, ana: Client, bo: Client
+) -> None:
+    ping(ana, topic)
+    second = another_tab(ana, topic)
+    response = ana.post(
+        f"{ADMIN}/{topic.pk}/presence/", {"opened": second, "leaving": "1"}
+    )
+    assert response.status_code == 204
+    assert ping(bo, topic)["text"] == "ana is viewing this group."
+
+
+def test_a_tab_only_viewing_leaves_another_tab_editing(
+    topic: Group, ana: Client, bo: Client
+) -> None:
+    ping(ana, topic, editing="1")
+    another_tab(ana, topic)  # asks without editing=1
+    assert ping(bo, topic)["text"] == "ana is editing this group."
+
+
+def test_public_rooms_at_their_bound_leave_the_admin_its_own(
+    topic: Group, ana: Client, bo: Client, settings: SettingsWrapper
+) -> None:
+    settings.WHOS_ONLINE_MAX_ROOMS = 2
+    for n in (1, 2, 3):
+        presence.record_in_room(f"thread:{n}", "users", str(100 + n))
+    assert presence.record_in_room("thread:3", "users", "103") is None  # full
+    ping(ana, topic)
+    assert ping(bo, topic)["text"] == "ana is viewing this group."
+
+
 def test_someone_whose_form_stops_asking_drops_off(
     topic: Group, ana: Client, bo: Client, clock: Clock, settings: SettingsWrapper
 ) -> None:
@@ -159,6 +220,14 @@ def test_someone_whose_form_stops_asking_drops_off(
     assert ping(bo, topic)["text"] == "ana is viewing this group."
     clock.advance(2)  # six pings missed
     assert ping(bo, topic)["text"] == ""
+
+
+def test_editing_turns_back_to_viewing_at_once_when_the_changes_are_undone(
+    topic: Group, ana: Client, bo: Client
+) -> None:
+    ping(ana, topic, editing="1")
+    ping(ana, topic)  # the form is as it was opened again: no editing=1
+    assert ping(bo, topic)["text"] == "ana is viewing this group."
 
 
 def test_editing_turns_back_to_viewing_once_the_changes_are_gone(
@@ -205,20 +274,13 @@ def test_saving_over_someone_elses_save_is_refused_with_a_warning(
     assert topic.name == "Bo's title"
 
 
-def script_config(page: str) -> dict[str, Any]:
-    found = re.search(r'id="whos-online-editing-script"[^>]*>(.*?)</script>', page)
-    assert found is not None
-    config: dict[str, Any] = json.loads(found.group(1))
-    return config
-
-
 def test_a_refusal_is_told_once_and_a_later_save_again(
     topic: Group, ana: Client, bo: Client
 ) -> None:
     mark = opened(open_form(ana, topic))
     save(bo, topic, "Bo's title")
     refused = save(ana, topic, "Ana's title", whos_online_opened=mark).content
-    after = str(script_config(refused.decode())["after"])
+    after = str(script_config(refused.decode())["mark"])
     assert ping(ana, topic, opened=after)["saved"] is False  # the page says it
     save(bo, topic, "Bo's second title")
     assert ping(ana, topic, opened=after)["saved"] is True
@@ -237,10 +299,64 @@ def test_saving_over_it_on_purpose_is_kept(
     assert topic.name == "Ana's title"
 
 
-def test_ones_own_earlier_save_is_no_conflict(topic: Group, ana: Client) -> None:
+def test_a_save_from_ones_own_other_tab_is_refused_and_told(
+    topic: Group, ana: Client
+) -> None:
+    first, second = opened(open_form(ana, topic)), opened(open_form(ana, topic))
+    assert save(ana, topic, "First", whos_online_opened=first).status_code == 302
+    response = save(ana, topic, "Second", whos_online_opened=second)
+    assert response.status_code == 200
+    assert "You saved this group in another tab." in text(response.content.decode())
+    topic.refresh_from_db()
+    assert topic.name == "First"
+
+
+def test_a_save_from_ones_own_other_tab_is_told_by_the_asks(
+    topic: Group, ana: Client
+) -> None:
     mark = opened(open_form(ana, topic))
-    save(ana, topic, "First", whos_online_opened=mark)
-    assert save(ana, topic, "Second", whos_online_opened=mark).status_code == 302
+    save(
+        ana,
+        topic,
+        "Saved in the other tab",
+        whos_online_opened=opened(open_form(ana, topic)),
+    )
+    assert (
+        "You saved this group in another tab." in ping(ana, topic, opened=mark)["text"]
+    )
+
+
+def test_a_save_that_changes_nothing_stored_is_no_conflict(
+    topic: Group, ana: Client, bo: Client
+) -> None:
+    mark = opened(open_form(ana, topic))
+    save(bo, topic, topic.name)  # the same values: nothing of bo's is lost
+    assert save(ana, topic, "Ana's title", whos_online_opened=mark).status_code == 302
+
+
+def test_a_change_made_outside_the_admin_is_found(topic: Group, ana: Client) -> None:
+    mark = opened(open_form(ana, topic))
+    Group.objects.filter(pk=topic.pk).update(name="Renamed by a script")
+    response = save(ana, topic, "Ana's title", whos_online_opened=mark)
+    page = text(response.content.decode())
+    assert "Someone else saved this group after you opened it." in page
+
+
+def test_a_save_between_the_objects_load_and_its_lock_is_found(
+    topic: Group, ana: Client, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    mark = opened(open_form(ana, topic))
+    locked = editing.stored_fingerprint
+
+    def saved_just_before(model: Any, pk: Any, *, lock: bool = False) -> Any:
+        Group.objects.filter(pk=pk).update(name="Saved in between")
+        return locked(model, pk, lock=lock)
+
+    monkeypatch.setattr(editing, "stored_fingerprint", saved_just_before)
+    response = save(ana, topic, "Ana's title", whos_online_opened=mark)
+    assert response.status_code == 200
+    topic.refresh_from_db()
+    assert topic.name == "Saved in between"
 
 
 def test_a_form_sent_without_the_mark_saves_as_django_would(
@@ -249,6 +365,24 @@ def test_a_form_sent_without_the_mark_saves_as_django_would(
     open_form(ana, topic)
     save(bo, topic, "Bo's title")
     assert save(ana, topic, "Ana's title").status_code == 302
+
+
+def test_a_form_sent_back_without_the_mark_then_carries_what_is_stored(
+    topic: Group, ana: Client, bo: Client
+) -> None:
+    invalid = save(ana, topic, "")  # a name is required: the form comes back
+    mark = opened(invalid.content.decode())
+    save(bo, topic, "Bo's title")
+    refused = save(ana, topic, "Ana's title", whos_online_opened=mark)
+    assert "bo saved this group after you opened it." in text(refused.content.decode())
+
+
+def test_a_form_sent_back_for_another_error_keeps_the_mark_it_was_opened_with(
+    topic: Group, ana: Client
+) -> None:
+    mark = opened(open_form(ana, topic))
+    invalid = save(ana, topic, "", whos_online_opened=mark)  # a name is required
+    assert opened(invalid.content.decode()) == mark
 
 
 def test_a_deletion_since_the_form_was_opened_is_told(
@@ -338,8 +472,8 @@ def test_an_object_whose_key_makes_no_room_name_has_no_presence(
     request = RequestFactory().post("/")
     request.user = viewer
     editing.enter(request, odd)
-    editing.stay(request, odd, editing=True)
-    editing.leave(request, odd)
+    editing.stay(request, odd, editing.new_tab(), editing=True)
+    editing.leave(request, odd, editing.new_tab())
     assert editing.others_here(viewer, odd) == editing.Others()
 
 
@@ -394,13 +528,13 @@ def test_a_ping_costs_three_round_trips_and_five_queries(
     ping(ana, topic, editing="1")
     redis_commands.reset()
     with CaptureQueriesContext(connection) as captured:
-        ping(bo, topic, opened="0")
+        ping(bo, topic)
     # Recorded in the object's room; who is there; which of them edit.
     assert redis_commands.round_trips == 3
     made = [q["sql"] for q in captured if "SAVEPOINT" not in q["sql"]]
     # The session, the user, the object, the others' choices and the others;
-    # the saves since the form was opened.
-    assert len(made) == 6, made
+    # a save since is told by the object itself, with no query of its own.
+    assert len(made) == 5, made
 
 
 @pytest.mark.usefixtures("warm_scripts")
@@ -425,47 +559,158 @@ def test_without_the_mixin_a_change_form_is_djangos_own(
     assert response.status_code != 200
 
 
-def test_the_setting_gives_every_model_admin_of_a_site_the_notice(
-    settings: SettingsWrapper,
+EVERY = "/every-admin/auth/group"
+
+
+def test_a_site_with_the_site_mixin_gives_every_change_form_the_notice(
+    topic: Group, ana: Client, bo: Client
 ) -> None:
-    settings.WHOS_ONLINE_ADMIN_EDITING = True
-    site = AdminSite(name="every_model")
+    ana.get(f"{EVERY}/{topic.pk}/change/")
+    page = bo.get(f"{EVERY}/{topic.pk}/change/").content.decode()
+    assert notice(page) == "ana is viewing this group."
+
+
+def test_the_site_mixin_subclasses_the_class_registered_changing_no_instance() -> None:
+    site = EditingAdminSite(name="every_model")
+    site.register(Group, GroupAdmin, list_per_page=5)
+    site.register(User)
+    group_admin = site.get_model_admin(Group)
+    assert isinstance(group_admin, ConcurrentEditingMixin)
+    assert isinstance(group_admin, GroupAdmin)
+    assert group_admin.list_per_page == 5
+    assert isinstance(site.get_model_admin(User), ConcurrentEditingMixin)
+
+
+def test_a_model_admin_registered_after_the_urls_were_read_gets_it_too() -> None:
+    site = EditingAdminSite(name="later")
+    assert site.urls  # the site's URLs are read before anything is registered
     site.register(Group, GroupAdmin)
-    site.register(User, UserAdmin)
-    whos_online_admin.add_editing_presence([site])
-    assert all(
-        isinstance(model_admin, ConcurrentEditingMixin)
-        for model_admin in site._registry.values()
-    )
+    assert isinstance(site.get_model_admin(Group), ConcurrentEditingMixin)
 
 
-def test_with_the_setting_every_admin_site_gets_it_when_the_app_is_ready(
-    settings: SettingsWrapper, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    settings.WHOS_ONLINE_ADMIN_EDITING = True
-    site = AdminSite(name="every_site")
-    site.register(Group, GroupAdmin)
-    monkeypatch.setattr(whos_online_admin, "all_sites", [site])
-    apps.get_app_config("whos_online").ready()
-    assert isinstance(site._registry[Group], ConcurrentEditingMixin)
-
-
-def test_without_the_setting_no_model_admin_is_changed() -> None:
-    site = AdminSite(name="untouched")
-    site.register(Group, GroupAdmin)
-    whos_online_admin.add_editing_presence([site])
-    assert type(site._registry[Group]) is GroupAdmin
-
-
-def test_a_model_admin_that_opted_in_is_left_as_it_is(
-    settings: SettingsWrapper,
-) -> None:
-    settings.WHOS_ONLINE_ADMIN_EDITING = True
-    site = AdminSite(name="opted_in")
+def test_a_model_admin_that_opted_in_is_left_as_it_is() -> None:
+    site = EditingAdminSite(name="opted_in")
 
     class Chosen(ConcurrentEditingMixin, GroupAdmin):
         pass
 
     site.register(Group, Chosen)
-    whos_online_admin.add_editing_presence([site])
-    assert type(site._registry[Group]) is Chosen
+    assert type(site.get_model_admin(Group)) is Chosen
+
+
+def test_a_model_admin_that_opts_out_is_left_as_it_is() -> None:
+    site = EditingAdminSite(name="opted_out")
+
+    class Plain(GroupAdmin):
+        whos_online_editing = False
+
+    site.register(Group, Plain)
+    assert type(site.get_model_admin(Group)) is Plain
+
+
+def test_the_app_runs_no_admin_discovery_when_ready(
+    settings: SettingsWrapper, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    settings.WHOS_ONLINE_ADMIN_EDITING = True  # deprecated: changes nothing
+
+    def discovered() -> None:
+        raise AssertionError("ready() ran admin.autodiscover()")
+
+    monkeypatch.setattr(django_admin, "autodiscover", discovered)
+    apps.get_app_config("whos_online").ready()
+    assert not isinstance(
+        django_admin.site.get_model_admin(Group), ConcurrentEditingMixin
+    )
+
+
+HOSTILE_MARKS = ["²", "9" * 5000, "", "\x00", "a:b:c", "é" * 300]
+
+
+@pytest.mark.parametrize("sent", HOSTILE_MARKS)
+def test_no_mark_sent_to_the_ask_makes_an_error_of_it(
+    topic: Group, ana: Client, sent: str
+) -> None:
+    response = ana.post(f"{ADMIN}/{topic.pk}/presence/", {"opened": sent})
+    assert response.status_code == 400
+
+
+@pytest.mark.parametrize("sent", HOSTILE_MARKS)
+def test_no_mark_sent_with_a_save_makes_an_error_of_it(
+    topic: Group, ana: Client, sent: str
+) -> None:
+    response = save(ana, topic, "Ana's title", whos_online_opened=sent)
+    assert response.status_code == 200
+    assert "This form cannot tell whether this group was saved" in text(
+        response.content.decode()
+    )
+    topic.refresh_from_db()
+    assert topic.name == "Release notes"
+
+
+def test_an_ask_for_an_object_key_of_5000_digits_is_not_found(ana: Client) -> None:
+    response = ana.post(f"{ADMIN}/{'9' * 5000}/presence/", {"opened": "²"})
+    assert response.status_code == 404
+
+
+def test_a_mark_made_for_someone_else_is_refused(
+    topic: Group, ana: Client, bo: Client
+) -> None:
+    bos = opened(open_form(bo, topic))
+    response = save(ana, topic, "Ana's title", whos_online_opened=bos)
+    assert "This form cannot tell" in text(response.content.decode())
+
+
+def test_a_mark_made_for_another_object_is_refused(topic: Group, ana: Client) -> None:
+    other = opened(open_form(ana, Group.objects.create(name="Other")))
+    response = save(ana, topic, "Ana's title", whos_online_opened=other)
+    assert "This form cannot tell" in text(response.content.decode())
+
+
+def test_a_refused_form_sent_again_unticked_is_refused_again(
+    topic: Group, ana: Client, bo: Client
+) -> None:
+    mark = opened(open_form(ana, topic))
+    save(bo, topic, "Bo's title")
+    refused = save(ana, topic, "Ana's title", whos_online_opened=mark)
+    again = save(
+        ana, topic, "Ana's title", whos_online_opened=opened(refused.content.decode())
+    )
+    assert "bo saved this group after you opened it." in text(again.content.decode())
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.skipif(
+    not connection.features.has_select_for_update,
+    reason="no row locks on this database (SQLite): docs/admin-editing.md",
+)
+def test_of_two_saves_at_once_one_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+    topic = Group.objects.create(name="Release notes")
+    clients = {"Ana's title": staff("ana"), "Bo's title": staff("bo")}
+    marks = {name: opened(open_form(client, topic)) for name, client in clients.items()}
+    # Both saves have loaded the object, and neither has checked it yet.
+    both_loaded = threading.Barrier(len(clients), timeout=10)
+    read = editing.stored_fingerprint
+
+    def when_both_loaded(model: Any, pk: Any, *, lock: bool = False) -> Any:
+        both_loaded.wait()
+        return read(model, pk, lock=lock)
+
+    monkeypatch.setattr(editing, "stored_fingerprint", when_both_loaded)
+    answers: dict[str, int] = {}
+
+    def saving(name: str) -> None:
+        try:
+            response = save(clients[name], topic, name, whos_online_opened=marks[name])
+            answers[name] = response.status_code
+        finally:
+            connections.close_all()  # each thread's own connection
+
+    threads = [threading.Thread(target=saving, args=(name,)) for name in clients]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=30)
+    assert sorted(answers.values()) == [200, 302]  # one saved, one refused
+    saved = next(name for name, status in answers.items() if status == 302)
+    topic.refresh_from_db()
+    assert topic.name == saved

@@ -855,8 +855,9 @@ def test_the_staff_page_refreshes_itself_without_a_reload(log_in: LogIn) -> None
     assert admin.evaluate("window.notReloaded") is True
 
 
-# Who else is editing, in the admin: the demo sets WHOS_ONLINE_ADMIN_EDITING,
-# so every change form has it; admin and editor are both superusers.
+# Who else is editing, in the admin: the demo's admin site is an
+# EditingAdminSite, so every change form has it; admin and editor are both
+# superusers.
 NOTICE = "#whos-online-editing"
 
 
@@ -901,6 +902,22 @@ def test_two_staff_members_see_each_other_on_one_change_form(log_in: LogIn) -> N
     )
     editor.goto("/admin/")  # the form closes, and says so
     expect(admin.locator(NOTICE)).to_have_text("", timeout=REFRESH_WAIT_MS)
+    close_admin(admin, editor)
+
+
+def test_undoing_the_changes_by_hand_turns_editing_back_to_viewing(
+    log_in: LogIn,
+) -> None:
+    admin, editor = both_on_a_form(log_in, "alice")
+    initial = editor.locator("#id_first_name").input_value()
+    editor.fill("#id_first_name", initial + " changed")
+    expect(admin.locator(NOTICE)).to_have_text(
+        "editor is editing this user.", timeout=REFRESH_WAIT_MS
+    )
+    editor.fill("#id_first_name", initial)  # as the page was opened
+    expect(admin.locator(NOTICE)).to_have_text(
+        "editor is viewing this user.", timeout=REFRESH_WAIT_MS
+    )
     close_admin(admin, editor)
 
 

@@ -364,13 +364,20 @@ def test_admin_editing_without_the_admin_installed_is_w008(
     )
     (message,) = checks.check_admin_editing()
     assert message.id == "whos_online.W008"
-    assert "django.contrib.admin" in message.msg
+    assert message.hint is not None and "django.contrib.admin" in message.hint
 
 
-def test_admin_editing_with_the_admin_installed_says_nothing(
+def test_the_deprecated_admin_editing_setting_is_w008_naming_the_site_hook(
     settings: SettingsWrapper,
 ) -> None:
     settings.WHOS_ONLINE_ADMIN_EDITING = True
+    (message,) = checks.check_admin_editing()
+    assert message.id == "whos_online.W008"
+    assert "deprecated" in message.msg
+    assert message.hint is not None and "EditingAdminSite" in message.hint
+
+
+def test_without_the_admin_editing_setting_w008_says_nothing() -> None:
     assert checks.check_admin_editing() == []
 
 

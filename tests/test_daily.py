@@ -10,6 +10,7 @@ from redis import Redis
 
 from tests import presence
 from tests.conftest import Clock, CommandCounter
+from whos_online.store import Raised
 
 pytestmark = pytest.mark.django_db
 
@@ -147,3 +148,60 @@ def test_the_most_online_never_falls_back_when_someone_leaves_before_the_next_mi
     snapshot = presence.snapshot(0)
     assert snapshot.record is not None and snapshot.record[0] == 2
     assert snapshot.today.most_online == 2
+
+
+# A guest who logs in as a hidden user, having arrived with the same request:
+# what their arrival raised is taken back (one shard; tests/test_gate.py
+# runs it through a browser).
+
+
+def arrives(guest: str) -> Raised:
+    """A guest's arrival: what it found raising the site's figures."""
+    stamp = presence.record("guests", guest)
+    assert stamp is not None and stamp.entered and stamp.raised is not None
+    return stamp.raised
+
+
+def test_a_hidden_login_takes_back_what_its_guest_raised(alice: User) -> None:
+    presence.record_user(alice.pk)
+    presence.record_guest("192.0.2.1")
+    before = presence.snapshot(0)
+    raised = arrives("192.0.2.2")
+    assert raised.online == 3 and presence.snapshot(0).today.most_online == 3
+    presence.log_in("hidden", "99", left_guest="192.0.2.2", takes_back=raised)
+    after = presence.snapshot(0)
+    assert after.record == before.record
+    assert after.today == before.today
+
+
+def test_the_days_first_arrival_logging_in_hidden_leaves_no_figure() -> None:
+    """The minute's figures its record opened made the day's first peak;
+    the record had none before: both are taken back."""
+    raised = arrives("192.0.2.1")
+    assert raised.peak_before == raised.record_before == "none"
+    assert presence.most_ever_online() is not None
+    presence.log_in("hidden", "99", left_guest="192.0.2.1", takes_back=raised)
+    snapshot = presence.snapshot(0)
+    assert snapshot.record is None
+    assert snapshot.today.most_online == snapshot.today.visitors == 0
+
+
+def test_a_figure_raised_further_since_the_guest_arrived_stands(
+    alice: User,
+) -> None:
+    presence.record_user(alice.pk)
+    raised = arrives("192.0.2.1")
+    presence.record_guest("192.0.2.2")  # three online at once, then
+    presence.log_in("hidden", "99", left_guest="192.0.2.1", takes_back=raised)
+    snapshot = presence.snapshot(0)
+    assert snapshot.record is not None and snapshot.record[0] == 3
+    assert snapshot.today.most_online == 3
+
+
+def test_a_visible_login_takes_nothing_back(alice: User, bob: User) -> None:
+    presence.record_user(alice.pk)
+    arrives("192.0.2.1")
+    presence.log_in("users", str(bob.pk), left_guest="192.0.2.1")
+    snapshot = presence.snapshot(0)
+    assert snapshot.record is not None and snapshot.record[0] == 2
+    assert (snapshot.today.most_online, snapshot.today.visitors) == (2, 2)

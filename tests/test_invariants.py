@@ -4,7 +4,9 @@ public API."""
 
 from __future__ import annotations
 
+import ast
 from collections.abc import Callable
+from pathlib import Path
 
 import pytest
 from django.contrib.auth.models import User
@@ -246,3 +248,21 @@ def test_reads_answer_while_redis_refuses_writes(
             server.config_set("maxmemory", 0)
     assert [bool(answer["users"]) for answer in answers] == [True] * 5, answers
     assert api.counts().users == 1
+
+
+def test_no_output_reads_request_user_but_the_requests_one_object() -> None:
+    """Every tag, view and endpoint asks the request's one object who the
+    page is for (``page.viewer_of``), which is nobody in particular on a
+    page a cache may keep: none reads ``request.user`` itself."""
+    package = Path(__file__).resolve().parent.parent / "whos_online"
+    readers = sorted(
+        f"{path.relative_to(package)}:{node.lineno}"
+        for path in package.rglob("*.py")
+        if path.name != "page.py"
+        for node in ast.walk(ast.parse(path.read_text()))
+        if isinstance(node, ast.Attribute)
+        and node.attr == "user"
+        and isinstance(node.value, ast.Name)
+        and node.value.id == "request"
+    )
+    assert readers == []

@@ -276,11 +276,9 @@ def test_the_toggle_is_not_offered_when_invisible_mode_is_off(
 
 
 @pytest.fixture
-def unmigrated(redis_client: Redis) -> None:
+def unmigrated(redis_client: Redis, visibility_table_missing: None) -> None:
     """The visibility table is missing: every record of a user asks the
     database, which cannot say."""
-    with connection.cursor() as cursor:
-        cursor.execute("DROP TABLE whos_online_visibility")
 
 
 @pytest.mark.usefixtures("unmigrated")

@@ -8,7 +8,6 @@ from datetime import datetime
 
 import pytest
 from django.contrib.auth.models import User
-from django.db import connection
 from django.template import engines
 from django.test import Client, RequestFactory
 from pytest_django.fixtures import Settings as SettingsWrapper
@@ -234,10 +233,9 @@ def test_with_invisible_mode_off_the_last_seen_choice_still_holds(
     assert (row.status, row.last_seen_label) == ("online", "last seen recently")
 
 
+@pytest.mark.usefixtures("visibility_table_missing")
 def test_without_the_table_the_last_seen_choice_says_it_is_unavailable(
     alice: User,
 ) -> None:
-    with connection.cursor() as cursor:
-        cursor.execute("DROP TABLE whos_online_visibility")
     response = logged_in(alice).post(VISIBILITY, {"hide_last_seen": "1"})
     assert response.status_code == 503

@@ -103,6 +103,22 @@ def every_output(request: HttpRequest, username: str) -> HttpResponse:
     return HttpResponse(template.render(context, request))
 
 
+PERSONAL_OUTPUTS = (
+    "{% load whos_online %}{% csrf_token %}"
+    "{% whos_online room='thread:1' refresh=30 %}"
+    "{% whos_online_beacon room='thread:1' %}"
+    "{% whos_online_visibility %}{% whos_online_heartbeat %}"
+)
+
+
+@records_room("thread:{pk}")
+def cached_thread(request: HttpRequest, pk: int) -> HttpResponse:
+    """A thread page kept by ``cache_page``: every tag that could carry its
+    viewer."""
+    template = engines["django"].from_string(PERSONAL_OUTPUTS)
+    return HttpResponse(template.render({}, request))
+
+
 def widget_of_room(request: HttpRequest, room: str) -> HttpResponse:
     """A widget whose room comes from the URL, as sites do (and attackers)."""
     template = engines["django"].from_string(
@@ -222,6 +238,8 @@ urlpatterns = [
     path("cached/", cached),
     path("every-output/<str:username>/", every_output),
     path("cached-output/<str:username>/", cache_page(60)(every_output)),
+    path("cached-thread/<int:pk>/", cache_page(60)(cached_thread)),
+    path("uncached-thread/<int:pk>/", cached_thread),
     path("room-widget/<str:room>/", widget_of_room),
     path("", page),
     path("widget/", widget),
@@ -235,4 +253,5 @@ urlpatterns = [
     path("whos-online/", include("whos_online.urls")),
     path("admin/", admin.site.urls),
     path("editing-admin/", editing_admin.site.urls),
+    path("every-admin/", editing_admin.every.urls),
 ]

@@ -1,11 +1,9 @@
 from __future__ import annotations
 
-from django.apps import AppConfig, apps
+from django.apps import AppConfig
 from django.contrib.auth import signals as auth_signals
 from django.core import checks
 from django.utils.translation import gettext_lazy as _
-
-from whos_online.conf import conf
 
 
 class WhosOnlineConfig(AppConfig):
@@ -29,7 +27,3 @@ class WhosOnlineConfig(AppConfig):
         checks.register(our_checks.check_rooms, checks.Tags.urls)
         checks.register(our_checks.check_migrations, checks.Tags.database)
         auth_signals.user_logged_out.connect(signals.user_logged_out)
-        if conf.ADMIN_EDITING and apps.is_installed("django.contrib.admin"):
-            from whos_online.admin import add_editing_presence_everywhere
-
-            add_editing_presence_everywhere()

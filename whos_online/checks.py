@@ -241,16 +241,27 @@ def check_setting_names(**kwargs: Any) -> list[CheckMessage]:
 
 
 def check_admin_editing(**kwargs: Any) -> list[CheckMessage]:
-    """``WHOS_ONLINE_ADMIN_EDITING`` needs the admin, whose change forms it
-    adds to."""
-    if not conf.ADMIN_EDITING or apps.is_installed("django.contrib.admin"):
+    """``WHOS_ONLINE_ADMIN_EDITING`` is deprecated: it changes no ModelAdmin
+    any more (it ran the admin's autodiscovery from ``ready()`` and changed
+    the class of ModelAdmins already registered). A site that sets it is
+    told what does the same now."""
+    if not conf.ADMIN_EDITING:
         return []
+    hint = (
+        "Give the admin site who else is editing instead: name "
+        "whos_online.admin_editing.EditingAdminSite as your admin app config's "
+        "default_site (or add ConcurrentEditingSiteMixin to your own site), "
+        "or put ConcurrentEditingMixin first among a ModelAdmin's bases; "
+        "then leave the setting out. See docs/admin-editing.md."
+        if apps.is_installed("django.contrib.admin")
+        else "django.contrib.admin is not in INSTALLED_APPS, so there is no "
+        "change form to show who else is editing: leave the setting out."
+    )
     return [
         Warning(
-            "WHOS_ONLINE_ADMIN_EDITING is on, but django.contrib.admin is not "
-            "in INSTALLED_APPS, so there is no change form to show who else "
-            "is editing.",
-            hint="Install the admin, or leave the setting out.",
+            "WHOS_ONLINE_ADMIN_EDITING is deprecated and no longer gives any "
+            "ModelAdmin who else is editing.",
+            hint=hint,
             id="whos_online.W008",
         )
     ]

@@ -134,8 +134,8 @@ class Settings:
 
     @property
     def ADMIN_EDITING(self) -> bool:
-        """Whether every ModelAdmin's change form shows who else is editing
-        it (``ConcurrentEditingMixin`` adds it to one ModelAdmin)."""
+        """Deprecated: changes nothing, and check W008 says what does
+        (``EditingAdminSite``, ``ConcurrentEditingMixin``)."""
         return self._get("ADMIN_EDITING", False)
 
     @property

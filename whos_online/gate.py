@@ -10,7 +10,9 @@ its own. The gate applies, in this order:
   the database cannot say), whom ``WHOS_ONLINE_IS_HIDDEN`` hides, or whom
   Redis holds among the hidden, is shown to active staff only, marked
   hidden; to everyone else they look exactly like a user who is offline,
-  and count as ``WHOS_ONLINE_PUBLIC_HIDDEN_COUNT`` says;
+  and count as ``WHOS_ONLINE_PUBLIC_HIDDEN_COUNT`` says. A badge shows them
+  offline to staff too. A user is recorded among the hidden as
+  :func:`recorded_hidden` says;
 - **the audience**: ``WHOS_ONLINE_NAMES_VISIBLE_TO`` says who may learn who
   is online; to the others no name is listed and no status is known;
 - **the minimum**: below ``WHOS_ONLINE_MIN_NAMES_LISTED`` visible users
@@ -19,12 +21,19 @@ its own. The gate applies, in this order:
 - **the site's own rule**: ``WHOS_ONLINE_CAN_SEE`` says, for a batch of
   users, whom this viewer may see (friends only, one team, blocked users);
   to this viewer the others look exactly like users who are offline, and
-  are not counted. A rule that raises refuses everyone it was asked about;
+  are not counted, hidden or not. It binds staff too (all but the staff
+  page): a hidden user it refuses is neither shown nor counted to them. A
+  rule that raises refuses everyone it was asked about;
 - **last seen**: ``WHOS_ONLINE_LAST_SEEN_SHOWN`` shows the exact time,
   only how long ago roughly (recently, within a week, within a month, a
   long time ago), or nothing; a user who hides their own last seen is shown
   roughly, and sees others only roughly (as Telegram does it); staff see
-  the exact time.
+  the exact time. Being listed among the users seen today tells when a
+  user was last seen: only a viewer who may learn the exact time is told.
+
+Counts agree with the names a viewer is given: a user is taken off a count
+only where the gate took them off the list (a viewer's own choice, read
+with the others', is no one's count).
 
 A response that Django's cache may keep for others is made for nobody in
 particular: its gate is an anonymous viewer's (see :mod:`whos_online.page`).
@@ -32,14 +41,15 @@ particular: its gate is an anonymous viewer's (see :mod:`whos_online.page`).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import replace
 from typing import Any, Literal
 
 from django.utils.translation import pgettext_lazy
 
 from whos_online import visibility
-from whos_online.conf import conf, get_config
+from whos_online.conf import Config, conf, get_config
 from whos_online.store import Counts, Today, get_store
 from whos_online.visibility import Choices
 
@@ -62,6 +72,22 @@ GRADE_LABELS = {
 def is_active_staff(user: Any) -> bool:
     """Who may see hidden users and the staff page."""
     return bool(getattr(user, "is_staff", False) and getattr(user, "is_active", False))
+
+
+def hidden_by_the_site(user: Any, config: Config | None = None) -> bool:
+    """Whether ``WHOS_ONLINE_IS_HIDDEN`` hides ``user``."""
+    rule = (config or get_config()).is_hidden
+    return rule is not None and bool(rule(user))
+
+
+def recorded_hidden(user: Any, config: Config | None = None) -> bool:
+    """Whether ``user`` is recorded among the hidden users: the site's rule
+    hides them, or they chose to appear offline (one query; taken as
+    chosen when the database cannot say)."""
+    config = config or get_config()
+    return hidden_by_the_site(user, config) or (
+        config.allow_invisible and visibility.is_invisible(user)
+    )
 
 
 def in_audience(viewer: Any) -> bool:
@@ -106,14 +132,11 @@ class Gate:
             or (self.in_audience and not in_audience(None))
         )
 
-    def hidden_by_the_site(self, users: Sequence[Any]) -> set[str]:
-        """The keys of ``users`` ``WHOS_ONLINE_IS_HIDDEN`` hides (for lists
-        not read from the sets it fills, such as the users seen today),
-        unless this viewer sees hidden users."""
-        rule = get_config().is_hidden
-        if rule is None or self.shows_hidden:
-            return set()
-        return {str(user.pk) for user in users if rule(user)}
+    @property
+    def tells_of_hidden(self) -> bool:
+        """Whether hidden users reach this viewer in any form: listed (to
+        staff), or counted (``WHOS_ONLINE_PUBLIC_HIDDEN_COUNT``)."""
+        return self.shows_hidden or conf.PUBLIC_HIDDEN_COUNT != "never"
 
     def refused(self, users: Sequence[Any]) -> set[str]:
         """The keys of ``users`` this viewer may not see by the site's rule
@@ -162,6 +185,9 @@ class Gate:
             found = visibility.choices_among([*wanted, own] if own else wanted)
             if own:
                 self.hides_own_last_seen = own in found.hide_last_seen
+            # Only what the users asked about chose: the viewer's own choice
+            # (read with theirs) is nobody's count.
+            found = Choices(found.invisible & asked, found.hide_last_seen & asked)
             self._chosen[asked] = found
         if not conf.ALLOW_INVISIBLE:
             return Choices(hide_last_seen=found.hide_last_seen)
@@ -185,25 +211,62 @@ class Gate:
         """When a user was last seen, as this viewer may learn it: the exact
         time, or how long ago roughly; ``hides``: whether they chose to
         hide it."""
-        shown = conf.LAST_SEEN_SHOWN
-        if when is None or shown == "never":
+        if when is None or conf.LAST_SEEN_SHOWN == "never":
             return None, None
-        if self.shows_hidden or (
-            shown == "exact" and not hides and not self.hides_own_last_seen
-        ):
+        if self.shows_exact_last_seen(hides):
             return when, None
         return None, grade_of(now - when)
 
-    def counts(self, counts: Counts, newly_hidden: int = 0, refused: int = 0) -> Counts:
+    def shows_exact_last_seen(self, hides: bool) -> bool:
+        """Whether this viewer may learn to the minute when a user was last
+        seen; ``hides``: whether that user chose to hide it."""
+        shown = conf.LAST_SEEN_SHOWN
+        if shown == "never":
+            return False
+        return self.shows_hidden or (
+            shown == "exact" and not hides and not self.hides_own_last_seen
+        )
+
+    def seen_today(self, users: Sequence[Any], choices: Choices) -> list[Any]:
+        """Of ``users`` seen today (recorded as visible: the users the
+        figures count), those this viewer may be told of by name, sorted by
+        name. The list says when each was last seen (today), so it names
+        only users whose last seen the viewer may learn to the minute; a user
+        hidden now (by their choice or the site's rule) only to staff; and
+        none the site's rule keeps from the viewer. ``choices``: what they
+        chose, as :meth:`chosen` read it."""
+        told = [
+            user
+            for user in users
+            if self.shows_exact_last_seen(str(user.pk) in choices.hide_last_seen)
+            and (
+                self.shows_hidden
+                or not (str(user.pk) in choices.invisible or hidden_by_the_site(user))
+            )
+        ]
+        refused = self.refused(told)
+        return sorted(
+            (user for user in told if str(user.pk) not in refused),
+            key=lambda user: str(user).casefold(),
+        )
+
+    def counts(
+        self,
+        counts: Counts,
+        newly_hidden: int = 0,
+        refused: int = 0,
+        refused_hidden: int = 0,
+    ) -> Counts:
         """``counts`` as this viewer may learn them. ``newly_hidden``: users
         Redis still holds as visible who chose to appear offline;
         ``refused``: visible users the site's rule keeps from this viewer,
-        who are not counted for them."""
+        ``refused_hidden``: hidden users it keeps from them (the newly
+        hidden among them): neither is counted for them, staff included."""
         moved = min(newly_hidden, counts.users)
         counts = replace(
             counts,
             users=max(counts.users - moved - refused, 0),
-            hidden=counts.hidden + moved,
+            hidden=max(counts.hidden + moved - refused_hidden, 0),
         )
         if self.shows_hidden:
             return counts
@@ -242,17 +305,44 @@ class Gate:
         hides: bool,
         now: float,
         visible_users: int,
+        *,
+        refused: bool = False,
+        badge: bool = False,
     ) -> tuple[Status, float | None, Grade | None]:
         """A user's status and when they were last seen (exactly, or
         roughly), as this viewer may learn them: ``seen`` within the window,
         ``ever`` beyond it; with ``visible_users`` online that this viewer
-        may see."""
+        may see. ``refused``: the site's rule keeps the user from this
+        viewer (then offline to them, staff too); ``badge``: for a badge,
+        which shows a hidden user offline to staff too."""
         if not self.shows_names(visible_users):
             return "unknown", None, None
-        if hidden and not self.shows_hidden:
+        if refused or hidden and (badge or not self.shows_hidden):
             return "offline", None, None
         exact, grade = self.last_seen(seen if seen is not None else ever, now, hides)
         return status_for(seen, now), exact, grade
+
+    def sees_in_room(
+        self,
+        user: Any,
+        visible: AbstractSet[str],
+        hidden: AbstractSet[str],
+        visible_users: Callable[[], int],
+    ) -> bool:
+        """Whether this viewer may learn that ``user``, found in a room's
+        sets (``visible``, ``hidden``), is there: a hidden user is in no
+        room but to staff, and a user the site's rule refuses in none;
+        ``visible_users``: how many visible users are online, asked only
+        where the least number of names matters."""
+        pk = str(user.pk)
+        if pk not in visible and pk not in hidden:
+            return False
+        least = visible_users() if conf.MIN_NAMES_LISTED > 0 else 0
+        if not self.shows_names(least) or pk in self.refused([user]):
+            return False
+        return self.shows_hidden or not (
+            pk in hidden or pk in self.chosen([pk]).invisible
+        )
 
 
 def grade_of(ago: float) -> Grade:

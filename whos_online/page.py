@@ -43,8 +43,10 @@ class Page:
         """User key -> their status as this page shows it."""
         self.choices: Choices | None = None
         """What the users the page's snapshot lists as visible chose (the
-        database's word), once asked; those the site's rule keeps from this
-        viewer count as invisible here."""
+        database's word), once asked."""
+        self.refused: frozenset[str] = frozenset()
+        """Which of them the site's rule keeps from this viewer, asked with
+        their choices."""
         self.named_rooms: set[str] = set()
         """The rooms the page's templates named by instance."""
         self.personal = False
@@ -53,12 +55,20 @@ class Page:
         """The visitor and what was recorded of them, once asked."""
 
     @functools.cached_property
+    def viewer(self) -> Any:
+        """Who the page is made for: the request's user, or nobody in
+        particular (``None``) when Django's cache may keep the response for
+        others (``cache_page``, the cache middleware). Every output asks
+        this, never ``request.user``."""
+        if may_be_kept_for_others(self.request):
+            return None
+        return getattr(self.request, "user", None)
+
+    @functools.cached_property
     def gate(self) -> Gate:
-        """The viewer's gate; an anonymous viewer's when Django's cache may
-        keep the response for others (``cache_page``, the cache middleware)."""
-        if getattr(self.request, "_cache_update_cache", False):
-            return Gate(None)
-        return Gate(getattr(self.request, "user", None))
+        """The viewer's gate (an anonymous viewer's for nobody in
+        particular)."""
+        return Gate(self.viewer)
 
     def gate_used(self) -> Gate:
         """The gate, for an output about to be shown: noted, so a response
@@ -85,6 +95,17 @@ def forget(request: HttpRequest) -> None:
         delattr(request, ATTRIBUTE)
 
 
+def may_be_kept_for_others(request: HttpRequest) -> bool:
+    """Whether Django's cache (``cache_page``, ``UpdateCacheMiddleware``) may
+    keep the response being made for other visitors.
+
+    Django offers no public way to ask: its cache middleware marks such a
+    request with ``_cache_update_cache`` before the view runs. This is the
+    one place a private attribute of Django is read, and
+    tests/test_cached_pages.py fails if Django stops setting it."""
+    return bool(getattr(request, "_cache_update_cache", False))
+
+
 def visit_of(request: HttpRequest, seen: Cookies | None = None) -> Visit:
     """The request's visit, as the middleware saw it (made now if it did not;
     ``seen``: what the middleware read of the cookies before the view)."""
@@ -92,6 +113,12 @@ def visit_of(request: HttpRequest, seen: Cookies | None = None) -> Visit:
     if made.visit is None:
         made.visit = Visit(request, seen=seen)
     return made.visit
+
+
+def viewer_of(request: HttpRequest) -> Any:
+    """Who the request's page is made for (see :attr:`Page.viewer`): what
+    every view, tag and endpoint asks, never ``request.user``."""
+    return of(request).viewer
 
 
 def visit_made(request: HttpRequest) -> Visit | None:

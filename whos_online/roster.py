@@ -111,38 +111,51 @@ def online_roster(
     limit = conf.MAX_NAMES if limit is None else max(limit, 0)
     gate = gate_of(viewer, request)
     shows_hidden = gate.shows_hidden
-    # The site's rule sees every user it may hide, up to BADGE_NAMES.
-    listing = max(limit, BADGE_NAMES) if gate.judges_each_user else limit
+    judges = gate.judges_each_user
+    # The site's rule sees every user it may hide, up to BADGE_NAMES: the
+    # hidden users too, wherever they reach this viewer, listed or counted.
+    listing = max(limit, BADGE_NAMES) if judges else limit
+    with_hidden = shows_hidden or (judges and gate.tells_of_hidden)
     if today_named or window is not None:
         snapshot = get_store().snapshot(
             listing,
             room=room,
-            hidden_limit=listing if shows_hidden else 0,
+            hidden_limit=listing if with_hidden else 0,
             today_named=today_named,
             window=window,
         )
     else:
-        snapshot = snapshot_for(listing, room, shows_hidden, request)
+        snapshot = snapshot_for(listing, room, with_hidden, request)
     if snapshot is None:
         return Roster(window=conf.WINDOW, room=room)
     if room is not None and request is not None and room in rooms_of_page(request):
         snapshot = with_reader(snapshot, reader_of(request), shows_hidden)
     choices = gate.chosen([*(m for m, _ in snapshot.users), *snapshot.today_named])
-    chosen = choices.invisible
+    # Only users the snapshot lists as visible move to the hidden: a choice
+    # of anyone else (the viewer, a user seen today) moves no count.
+    chosen = {member for member, _ in snapshot.users if member in choices.invisible}
     visible_pairs = [pair for pair in snapshot.users if pair[0] not in chosen]
     hidden_pairs = [*snapshot.hidden, *(p for p in snapshot.users if p[0] in chosen)]
     listed: list[OnlineUser] | None = None
-    refused = 0
-    if gate.judges_each_user:
-        listed = users_in_order(
-            visible_pairs, hidden_pairs if shows_hidden else (), snapshot.where
+    refused = refused_hidden = 0
+    if judges:
+        judged = users_in_order(
+            visible_pairs, hidden_pairs if with_hidden else (), snapshot.where
         )
-        kept = gate.refused([online.user for online in listed])
-        refused = sum(1 for o in listed if not o.hidden and str(o.user.pk) in kept)
-        listed = [online for online in listed if str(online.user.pk) not in kept]
+        kept = gate.refused([online.user for online in judged])
+        for online in judged:
+            if str(online.user.pk) in kept:
+                refused_hidden += online.hidden
+                refused += not online.hidden
+        listed = [
+            online
+            for online in judged
+            if str(online.user.pk) not in kept and (shows_hidden or not online.hidden)
+        ]
     visible = snapshot.counts.users - len(chosen) - refused
-    nameable = visible + (snapshot.counts.hidden + len(chosen) if shows_hidden else 0)
-    counts = gate.counts(snapshot.counts, len(chosen), refused)
+    hidden = snapshot.counts.hidden + len(chosen) - refused_hidden
+    nameable = visible + (hidden if shows_hidden else 0)
+    counts = gate.counts(snapshot.counts, len(chosen), refused, refused_hidden)
     record, today = snapshot.record, snapshot.today
     if room is None:
         record, today = gate.figures(record, today, counts, snapshot.now)
@@ -178,16 +191,12 @@ def online_roster(
 
 
 def _seen_today(pks: list[str], gate: Gate, choices: Choices) -> list[Any]:
-    """The users ``pks`` seen today that the viewer may see, by name."""
-    wanted = [(pk, 0.0) for pk in pks if pk not in choices.invisible]
-    if not wanted:
-        return []
-    users = [online.user for online in users_in_order(wanted)]
-    refused = gate.refused(users) | gate.hidden_by_the_site(users)
-    return sorted(
-        (user for user in users if str(user.pk) not in refused),
-        key=lambda user: str(user).casefold(),
-    )
+    """The users ``pks`` seen today that the gate lets the viewer be told
+    of, by name."""
+    if not pks or not gate.shows_exact_last_seen(hides=False):
+        return []  # nobody seen today may be named: none is read
+    users = [online.user for online in users_in_order([(pk, 0.0) for pk in pks])]
+    return gate.seen_today(users, choices)
 
 
 def _timed(online: OnlineUser, gate: Gate, choices: Choices, now: float) -> OnlineUser:
@@ -211,15 +220,23 @@ def room_counts(
     items = list(items)
     names = [room_name(item) for item in items]
     gate = gate_of(viewer, request)
-    found = get_store().room_counts([n for n in names if n], ROOM_USERS_CHECKED)
+    # The site's rule judges each room's newest hidden users too, wherever
+    # hidden users reach this viewer.
+    judged_hidden = (
+        ROOM_USERS_CHECKED if gate.judges_each_user and gate.tells_of_hidden else 0
+    )
+    found = get_store().room_counts(
+        [n for n in names if n], ROOM_USERS_CHECKED, judged_hidden
+    )
     if found is None:
         return [(item, Counts()) for item in items]
     pks = {member for room in found.values() for member, _ in room.users}
     choices = gate.chosen(pks)
     refused: set[str] = set()
-    if gate.judges_each_user and pks:
-        online = users_in_order([(pk, 0.0) for pk in pks])
-        refused = gate.refused([o.user for o in online]) - choices.invisible
+    if gate.judges_each_user:
+        hidden = {member for room in found.values() for member, _ in room.hidden}
+        online = users_in_order([(pk, 0.0) for pk in pks | hidden])
+        refused = gate.refused([o.user for o in online])
     shown = []
     for item, name in zip(items, names, strict=True):
         room = None if name is None else found.get(name)
@@ -227,8 +244,15 @@ def room_counts(
             shown.append((item, Counts()))
             continue
         listed = {member for member, _ in room.users}
-        newly_hidden, kept = len(listed & choices.invisible), len(listed & refused)
-        shown.append((item, gate.counts(room.counts, newly_hidden, kept)))
+        moved = listed & choices.invisible
+        concealed = {member for member, _ in room.hidden} | moved
+        counts = gate.counts(
+            room.counts,
+            len(moved),
+            refused=len((listed - moved) & refused),
+            refused_hidden=len(concealed & refused),
+        )
+        shown.append((item, counts))
     return shown
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from collections.abc import Set as AbstractSet
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
@@ -58,11 +58,16 @@ class UserPresence:
 
 
 def presence_of(
-    users: Iterable[Any], *, viewer: Any = None, request: HttpRequest | None = None
+    users: Iterable[Any],
+    *,
+    viewer: Any = None,
+    request: HttpRequest | None = None,
+    badge: bool = False,
 ) -> list[UserPresence]:
     """Status and last-seen time of each user as the gate lets the viewer
-    learn them, in one Redis round trip (per thousand users) and one query;
-    ``offline`` for everyone if Redis cannot be read."""
+    learn them (``badge``: as a badge shows them), in one Redis round trip
+    (per thousand users) and one query; ``offline`` for everyone if Redis
+    cannot be read."""
     users = list(users)
     gate = gate_of(viewer, request)
     found = get_store().last_seen_many(u.pk for u in users)
@@ -70,12 +75,21 @@ def presence_of(
         return [UserPresence(user, "offline", None) for user in users]
     choices = gate.chosen(str(user.pk) for user in users)
     newly_hidden = {pk for pk in choices.invisible if pk in found.seen}
-    hidden = found.hidden | choices.invisible | gate.refused(users)
+    hidden = found.hidden | choices.invisible
+    refused = gate.refused(users)
     visible = _visible_users(len(newly_hidden - found.hidden))
-    answers = [_presence(user, found, hidden, choices, gate, visible) for user in users]
+    answers = [
+        _presence(user, found, hidden, refused, choices, gate, visible, False)
+        for user in users
+    ]
     if request is not None:  # later |last_seen filters of the page ask no more
         seen = page.of(request).badges
         seen.update((f"seen:{answer.user.pk}", answer) for answer in answers)
+    if badge:
+        return [
+            _presence(user, found, hidden, refused, choices, gate, visible, True)
+            for user in users
+        ]
     return answers
 
 
@@ -92,9 +106,11 @@ def _presence(
     user: Any,
     found: LastSeen,
     hidden: AbstractSet[str],
+    refused: AbstractSet[str],
     choices: Choices,
     gate: Gate,
     visible_users: int,
+    badge: bool,
 ) -> UserPresence:
     pk = str(user.pk)
     status, exact, grade = gate.presence(
@@ -104,6 +120,8 @@ def _presence(
         pk in choices.hide_last_seen,
         found.now,
         visible_users,
+        refused=pk in refused,
+        badge=badge,
     )
     return UserPresence(
         user, status, None if exact is None else as_datetime(exact), grade
@@ -123,7 +141,7 @@ def badge_of(user: Any) -> UserPresence:
     """
     made = page.current()
     if made is None:
-        return presence_of([user])[0]
+        return presence_of([user], badge=True)[0]
     member = str(user.pk)
     badge = made.badges.get(member)
     if badge is None:
@@ -137,23 +155,20 @@ def _badge_from_page(user: Any, made: page.Page) -> UserPresence:
     if snapshot is None:
         return UserPresence(user, "offline", None)
     if made.choices is None:
-        choices = gate.chosen(m for m, _ in snapshot.users)
+        made.choices = gate.chosen(m for m, _ in snapshot.users)
         if gate.judges_each_user:
             online = users_in_order(snapshot.users)
-            refused = gate.refused([o.user for o in online])
-            choices = replace(choices, invisible=choices.invisible | refused)
-        made.choices = choices
-    choices = made.choices
+            made.refused = frozenset(gate.refused([o.user for o in online]))
+    choices, refused = made.choices, made.refused
     member = str(user.pk)
     seen = dict(snapshot.users).get(member)
     if seen is None and not _lists_everyone(snapshot):
-        return presence_of([user], request=made.request)[0]
-    visible = snapshot.counts.users - len(choices.invisible)
-    # A badge shows every hidden user as offline, to staff too.
-    if member in choices.invisible:
-        seen = None
+        return presence_of([user], request=made.request, badge=True)[0]
+    visible = snapshot.counts.users - len(choices.invisible | refused)
     found = LastSeen(snapshot.now, {} if seen is None else {member: seen}, frozenset())
-    return _presence(user, found, frozenset(), choices, gate, visible)
+    return _presence(
+        user, found, choices.invisible, refused, choices, gate, visible, badge=True
+    )
 
 
 def seen_of(user: Any) -> UserPresence:
@@ -173,11 +188,12 @@ def seen_of(user: Any) -> UserPresence:
 
 
 def _page_snapshot(request: HttpRequest) -> Snapshot | None:
-    """The page's site-wide snapshot if it lists every user online, else one
-    listing up to ``BADGE_NAMES``."""
-    taken = page.of(request).snapshots.get((None, False))
-    if taken is not None and _lists_everyone(taken[1]):
-        return taken[1]
+    """The page's site-wide snapshot (with hidden users or not) if it lists
+    every user online, else one listing up to ``BADGE_NAMES``."""
+    taken = page.of(request).snapshots
+    for kept in (taken.get((None, False)), taken.get((None, True))):
+        if kept is not None and _lists_everyone(kept[1]):
+            return kept[1]
     return snapshot_for(roster.BADGE_NAMES, None, False, request)
 
 
@@ -190,14 +206,5 @@ def in_room_as_seen(
     user: Any, visible: AbstractSet[str], hidden: AbstractSet[str], viewer: Any
 ) -> bool:
     """Whether ``viewer`` may learn that ``user``, found in a room's sets
-    (``visible``, ``hidden``), is there: the gate's word, as for a badge."""
-    gate = Gate(viewer)
-    pk = str(user.pk)
-    if pk not in visible and pk not in hidden:
-        return False
-    if not gate.shows_names(_visible_users(0)):
-        return False
-    is_hidden = pk in hidden or pk in gate.chosen([pk]).invisible
-    if pk in gate.refused([user]):
-        return False
-    return not is_hidden or gate.shows_hidden
+    (``visible``, ``hidden``), is there: the gate's word."""
+    return Gate(viewer).sees_in_room(user, visible, hidden, lambda: _visible_users(0))

@@ -35,7 +35,7 @@ from django.views.decorators.http import require_GET, require_POST
 from whos_online import guard, visibility
 from whos_online.board import board_for
 from whos_online.conf import conf
-from whos_online.page import visit_of
+from whos_online.page import viewer_of, visit_of
 from whos_online.rooms import (
     enter_rooms,
     keep_tab,
@@ -88,7 +88,7 @@ def who_is_online(request: HttpRequest) -> HttpResponseBase:
     ``where``), filtered (``?show=users``, ``crawlers``) and in pages
     (``?page=2&per=50``), with the users seen today; how many guests and
     crawlers."""
-    if not (conf.ANONYMOUS_CAN_VIEW or request.user.is_authenticated):
+    if not (conf.ANONYMOUS_CAN_VIEW or viewer_of(request).is_authenticated):
         return HttpResponse("Log in to see who is online.", status=403)
     board = board_for(request, request.GET)
     response = TemplateResponse(
@@ -106,7 +106,7 @@ def who_is_online(request: HttpRequest) -> HttpResponseBase:
 def heartbeat(request: HttpRequest) -> HttpResponseBase:
     """Record a logged-in user now, at most once per half heartbeat interval
     (the middleware leaves heartbeats to this view)."""
-    user = request.user
+    user = viewer_of(request)
     if not user.is_authenticated:
         return json_response({"error": "Log in first."}, status=403)
     least = conf.HEARTBEAT_SECONDS / 2
@@ -142,7 +142,7 @@ def set_visibility(request: HttpRequest) -> HttpResponseBase:
     """A user appears offline (``invisible=1``) or online again (``0``), at
     once, or hides when they were last seen (``hide_last_seen=1``) or shows
     it again (``0``); back to ``next`` when it is a page of this site."""
-    if not request.user.is_authenticated:
+    if not viewer_of(request).is_authenticated:
         return json_response({"error": "Log in first."}, status=403)
     if "hide_last_seen" in request.POST:
         return _choose_last_seen(request, request.POST["hide_last_seen"])
@@ -151,7 +151,7 @@ def set_visibility(request: HttpRequest) -> HttpResponseBase:
     choice = request.POST.get("invisible")
     if choice not in ("0", "1"):
         return json_response({"error": "Say invisible=1 or 0."}, status=400)
-    if not visibility.set_invisible(request.user, choice == "1"):
+    if not visibility.set_invisible(viewer_of(request), choice == "1"):
         return json_response({"error": "The choice cannot be kept now."}, status=503)
     response = _chosen(request)
     # Their next page records them as they chose, whatever Redis took now.
@@ -162,7 +162,7 @@ def set_visibility(request: HttpRequest) -> HttpResponseBase:
 def _choose_last_seen(request: HttpRequest, choice: str) -> HttpResponse:
     if choice not in ("0", "1"):
         return json_response({"error": "Say hide_last_seen=1 or 0."}, status=400)
-    if not visibility.set_hide_last_seen(request.user, choice == "1"):
+    if not visibility.set_hide_last_seen(viewer_of(request), choice == "1"):
         return json_response({"error": "The choice cannot be kept now."}, status=503)
     return _chosen(request)
 
@@ -190,7 +190,7 @@ def beacon(request: HttpRequest) -> HttpResponseBase:
     presence, so it needs no CSRF token, and its answer is never cached.
     """
     token = request.POST.get("room") or request.GET.get("room")
-    room = None if not token else room_from_token(token, request.user)
+    room = None if not token else room_from_token(token, viewer_of(request))
     if room is not None:  # the cached page opened is in this room
         enter_rooms(request, {room})
     if request.POST.get("widgets") == "1":
@@ -225,7 +225,7 @@ def here(request: HttpRequest) -> HttpResponseBase:
         leave_tab(request, tab, every=every)
     else:
         tokens = request.POST.getlist("room")[:ROOMS_NAMED]
-        found = {room_from_token(token, request.user) for token in tokens}
+        found = {room_from_token(token, viewer_of(request)) for token in tokens}
         rooms = {room for room in found if room is not None}
         keep_tab(request, tab, rooms, conf.TAB_TIMEOUT, every=every)
     response = HttpResponse(status=204)
@@ -236,13 +236,13 @@ def here(request: HttpRequest) -> HttpResponseBase:
 def _widgets(request: HttpRequest, room: str | None) -> dict[str, str]:
     """The site's widget and ``room``'s, by room ("" for the site), as the
     caller may see them now."""
-    if not (conf.ANONYMOUS_CAN_VIEW or request.user.is_authenticated):
+    if not (conf.ANONYMOUS_CAN_VIEW or viewer_of(request).is_authenticated):
         return {}
     rooms = [None] if room is None else [None, room]
     return {
         name or "": render_to_string(
             "whos_online/widget.html",
-            {"roster": online_roster(room=name, viewer=request.user, request=request)},
+            {"roster": online_roster(room=name, request=request)},
             request,
         )
         for name in rooms
@@ -250,15 +250,15 @@ def _widgets(request: HttpRequest, room: str | None) -> dict[str, str]:
 
 
 def _roster_for(request: HttpRequest, limit: int | None = None) -> Roster:
-    if not (conf.ANONYMOUS_CAN_VIEW or request.user.is_authenticated):
+    if not (conf.ANONYMOUS_CAN_VIEW or viewer_of(request).is_authenticated):
         raise Refused(403, "Log in to see who is online.")
     room = None
     token = request.GET.get("room")
     if token is not None:
-        room = room_from_token(token, request.user)
+        room = room_from_token(token, viewer_of(request))
         if room is None:
             raise Refused(400, "Unknown or expired room.")
-    return online_roster(limit, room=room, viewer=request.user, request=request)
+    return online_roster(limit, room=room, request=request)
 
 
 def roster_data(roster: Roster) -> dict[str, Any]:

@@ -18,13 +18,13 @@ from typing import Any, Literal
 
 from django.http import HttpRequest, HttpResponseBase
 
-from whos_online import guard, locations, signals, visibility
+from whos_online import guard, locations, signals
 from whos_online.addresses import client_address
 from whos_online.bots import bot_name
-from whos_online.conf import Config
+from whos_online.gate import recorded_hidden
 from whos_online.privacy import daily_key, stored_address
 from whos_online.seen import Cookies, guard_address, mark_of, session_changed
-from whos_online.store import Kind, Sighting, Stamp, Store, get_store
+from whos_online.store import Kind, Raised, Sighting, Stamp, Store, get_store
 
 # What a heartbeat did: see Visit.heartbeat.
 Heartbeat = Literal["refused", "fresh", "recorded", "failed"]
@@ -117,18 +117,16 @@ class Visit:
         return Visitor("guests", self.guest_member(self.address), self.address)
 
     def _hides(self, user: Any) -> bool:
-        """Whether the user is hidden: by the site's rule, or by their own
-        choice, read from the database (one query) whenever they are
-        recorded, whatever Redis holds. While their guard holds (a room page,
-        a beacon), the guard says what their last record read, at most a
-        guard period ago; every output checks the database meanwhile."""
-        config = self.config
+        """Whether the user is recorded hidden, as the gate says
+        (:func:`~whos_online.gate.recorded_hidden`: the site's rule, or
+        their own choice, read from the database whenever they are
+        recorded, whatever Redis holds). While their guard holds (a room
+        page, a beacon), the guard says what their last record read, at
+        most a guard period ago; every output asks the gate meanwhile."""
         found = self.guard
         if found is not None and not found.is_guests and self.is_guarded:
             return found.is_hidden
-        return is_hidden(user, config) or (
-            config.allow_invisible and visibility.is_invisible(user)
-        )
+        return recorded_hidden(user, self.config)
 
     def guest_member(self, address: str) -> str:
         config = self.config
@@ -157,11 +155,14 @@ class Visit:
         snapshots are dropped, so the page they are sent to next (served
         here) shows them as they are now."""
         self.store.state.snapshots.clear()
-        before = self.recorded
+        before, stamp = self.recorded, self.stamp
         if before is not None:
             was_guest = before.kind == "guests"
         else:
             was_guest = self.guard is not None and self.guard.is_guests
+        # What the guest raised, arriving with this very request: a hidden
+        # user's arrival moves no figure, so it is taken back.
+        raised = stamp.raised if stamp is not None and was_guest else None
         was_user = before is not None and before.user_pk is not None
         if before is None and self.guard is not None:
             was_user = not self.guard.is_guests
@@ -178,10 +179,18 @@ class Visit:
         if was_guest and after.kind != "guests" and self.address is not None:
             left_guest = before.member if before else self.guest_member(self.address)
         logged_out = was_user and after.kind == "guests"
-        self._record_as(after, left_guest=left_guest, logged_out=logged_out)
+        takes_back = raised if after.kind == "hidden" else None
+        self._record_as(
+            after, left_guest=left_guest, logged_out=logged_out, takes_back=takes_back
+        )
 
     def _record_as(
-        self, visitor: Visitor, left_guest: str = "", *, logged_out: bool = False
+        self,
+        visitor: Visitor,
+        left_guest: str = "",
+        *,
+        logged_out: bool = False,
+        takes_back: Raised | None = None,
     ) -> None:
         device = self._device(visitor)
         if logged_out:
@@ -189,7 +198,11 @@ class Visit:
             sighting = Sighting.after_logout(visitor.member)
         elif left_guest:
             sighting = Sighting.login(
-                visitor.kind, visitor.member, device=device, left_guest=left_guest
+                visitor.kind,
+                visitor.member,
+                device=device,
+                left_guest=left_guest,
+                takes_back=takes_back,
             )
         else:
             sighting = Sighting.page_view(
@@ -335,9 +348,3 @@ class Visit:
             generation=generation,
             secure=self.request.is_secure(),
         )
-
-
-def is_hidden(user: Any, config: Config | None = None) -> bool:
-    """Whether ``WHOS_ONLINE_IS_HIDDEN`` keeps ``user`` off public lists."""
-    rule = (config or get_store().config).is_hidden
-    return rule is not None and bool(rule(user))

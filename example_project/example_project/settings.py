@@ -30,7 +30,10 @@ INSTALLED_APPS = [
     # startup when Redis is only embedded) takes precedence over that of
     # staticfiles, which it extends.
     "demo",
-    "django.contrib.admin",
+    # django.contrib.admin, whose site shows on every change form who else
+    # has its object open, and who of them is editing it (log in as admin
+    # and as editor in two browsers).
+    "demo.apps.DemoAdminConfig",
     "django.contrib.auth",
     "django.contrib.contenttypes",
     "django.contrib.sessions",
@@ -149,10 +152,8 @@ DEMO_REFRESH_SECONDS = int(os.environ.get("DEMO_REFRESH_SECONDS", "15"))
 # (log in as admin to see her marked hidden). See demo/presence.py.
 WHOS_ONLINE_IS_HIDDEN = "demo.presence.is_hidden"
 
-# Every change form of the admin shows who else has its object open, and who
-# of them is editing it (log in as admin and as editor in two browsers).
-# Each form asks every 10 seconds; the browser test shortens it.
-WHOS_ONLINE_ADMIN_EDITING = True
+# Each change form asks who else has it open every 10 seconds (the admin's
+# site shows it: demo.apps.DemoAdminConfig); the browser test shortens it.
 WHOS_ONLINE_ADMIN_EDITING_SECONDS = int(os.environ.get("DEMO_EDITING_SECONDS", "10"))
 
 # Every other setting of the app is at its default: a visitor counts as

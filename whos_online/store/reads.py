@@ -297,20 +297,25 @@ class Reads(StoreBase):
         return sorted({name for _, names in found for name in decoded(names)})
 
     def room_counts(
-        self, rooms: Sequence[str], listed: int = 0
+        self, rooms: Sequence[str], listed: int = 0, hidden_listed: int = 0
     ) -> dict[str, RoomCount] | None:
         """How many are in each room, by kind, with up to ``listed`` of each
-        room's users, newest first; ``None`` if Redis failed. One round trip
-        however many rooms: a script per shard, each reading every room."""
-        return self.or_default(lambda: self._room_counts(rooms, listed), None)
+        room's users and ``hidden_listed`` of its hidden users, newest
+        first; ``None`` if Redis failed. One round trip however many rooms:
+        a script per shard, each reading every room."""
+        return self.or_default(
+            lambda: self._room_counts(rooms, listed, hidden_listed), None
+        )
 
-    def _room_counts(self, rooms: Sequence[str], listed: int) -> dict[str, RoomCount]:
+    def _room_counts(
+        self, rooms: Sequence[str], listed: int, hidden_listed: int
+    ) -> dict[str, RoomCount]:
         names = list(dict.fromkeys(rooms))
         calls = [
             Call(
                 "room_counts",
                 [shard.room_key(room, kind) for room in names for kind in KINDS],
-                [max(listed, 0)],
+                [max(listed, 0), max(hidden_listed, 0)],
                 shard,
             )
             for shard in self.shards
@@ -320,14 +325,17 @@ class Reads(StoreBase):
             return found
         answered, _ = scripts.run_shards(self.client, calls, self.state.shard_breakers)
         for _, (_, replies) in answered:
-            for room, (counts, users) in zip(names, replies, strict=True):
+            for room, (counts, users, hidden) in zip(names, replies, strict=True):
                 before = found[room]
                 totals = {
                     kind: getattr(before.counts, kind) + int(n)
                     for kind, n in zip(KINDS, counts, strict=True)
                 }
                 merged = _newest([before.users, _pairs(users)], max(listed, 0))
-                found[room] = RoomCount(Counts(**totals), merged)
+                concealed = _newest(
+                    [before.hidden, _pairs(hidden)], max(hidden_listed, 0)
+                )
+                found[room] = RoomCount(Counts(**totals), merged, concealed)
         return found
 
     def in_room(

@@ -27,6 +27,10 @@ class Sighting:
     logged_out: bool = False
     """Whether this guest just logged out: today's figures count them as the
     user they were, not once more as a guest."""
+    takes_back: Raised | None = None
+    """What the guest who just logged in (as a hidden user) raised when
+    they arrived, before the view of the same request: taken back, since a
+    hidden user's arrival moves no figure anyone sees."""
 
     @classmethod
     def page_view(
@@ -45,9 +49,15 @@ class Sighting:
 
     @classmethod
     def login(
-        cls, kind: Kind, member: str, *, device: str, left_guest: str
+        cls,
+        kind: Kind,
+        member: str,
+        *,
+        device: str,
+        left_guest: str,
+        takes_back: Raised | None = None,
     ) -> Sighting:
-        return cls(kind, member, device, left_guest=left_guest)
+        return cls(kind, member, device, left_guest=left_guest, takes_back=takes_back)
 
     @classmethod
     def heartbeat(
@@ -72,6 +82,23 @@ class Stamp:
     """The label of the shard's data generation, as this process knows it
     (``ServerClock.observe``): what a guard names, so it lapses with the data."""
     entered: bool
+    raised: Raised | None = None
+    """What a newcomer found, raising the site's figures at once."""
+
+
+@dataclass(frozen=True)
+class Raised:
+    """What a newcomer's record found (record.lua's words, with one shard):
+    the people online with them, which the site's figures were raised to
+    where they were below it, and the figures before. A login in the same
+    request takes back what it raised when the newcomer turns out to be a
+    hidden user."""
+
+    online: int
+    peak_before: str
+    """Today's peak before, or ``none``."""
+    record_before: str
+    """The record before, as ``count,at``, or ``none``."""
 
 
 @dataclass(frozen=True)
@@ -144,6 +171,8 @@ class RoomCount:
 
     counts: Counts
     users: list[tuple[str, float]]
+    hidden: list[tuple[str, float]] = field(default_factory=list)
+    """Its newest hidden users, when asked for."""
 
 
 @dataclass(frozen=True)

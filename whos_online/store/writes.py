@@ -12,7 +12,7 @@ from redis.exceptions import RedisError
 from whos_online.store import scripts
 from whos_online.store.keys import Kind, Shard
 from whos_online.store.places import Places, decoded
-from whos_online.store.results import LoggedOut, Sighting, Stamp
+from whos_online.store.results import LoggedOut, Raised, Sighting, Stamp
 from whos_online.store.scripts import Arg, Call
 
 # Lua's unpack() is limited by its C stack; send this many members at a time.
@@ -40,19 +40,23 @@ class Writes(Places):
         call = self.record_call(shard, sighting)
         if sighting.left_guest:
             # The guest leaves first, so the login never counts them twice.
-            reply = scripts.run_all(
-                self.client, [*self._forget_guest(sighting.left_guest), call]
-            )[-1]
+            forget = self._forget_guest(sighting.left_guest, sighting.takes_back)
+            reply = scripts.run_all(self.client, [*forget, call])[-1]
         else:
             reply = scripts.run(self.client, call.script, call.keys, call.args)
-        now, generation, *flags = reply.decode().split()
+        now, generation, *flags, online, peak_before, record_before = (
+            reply.decode().split()
+        )
         entered, moved, tick = (flag == "1" for flag in flags)
         label = self.state.clock.observe(float(now), generation, shard.index)
         if tick:
             self._tick(shard, int(float(now) // 60))
         if moved:  # their choice changed since their last record: their rooms too
             self.move_in_rooms(shard, sighting.member, sighting.kind == "hidden")
-        return Stamp(float(now), label, entered)
+        raised = None
+        if online != "-":
+            raised = Raised(int(online), peak_before, record_before)
+        return Stamp(float(now), label, entered, raised)
 
     def record_call(self, shard: Shard, sighting: Sighting) -> Call:
         """The script :meth:`record` runs."""
@@ -172,15 +176,24 @@ class Writes(Places):
         replies of the commands :meth:`_checked` counts)."""
         return all(replies)
 
-    def _forget_guest(self, guest: str) -> list[Call]:
+    def _forget_guest(self, guest: str, takes_back: Raised | None) -> list[Call]:
         shard = self.shard_of(guest)
+        day = self.today()
         keys = [
             shard.members("guests"),
-            shard.day_key(self.today(), "logins"),
+            shard.day_key(day, "logins"),
             shard.start(),
             shard.places("guests", guest),
         ]
-        return [Call("forget_guest", keys, [guest, self.config.max_members], shard)]
+        args: list[Arg] = [guest, self.config.max_members]
+        if takes_back is not None and len(self.shards) == 1:
+            # Raised in record.lua, which only a site of one shard does: its
+            # keys share the site's tag.
+            site = self.layout
+            keys += [site.record(), site.daily_peaks()]
+            raised = takes_back
+            args += [day, raised.online, raised.peak_before, raised.record_before]
+        return [Call("forget_guest", keys, args, shard)]
 
     def _tick(self, shard: Shard, minute: int) -> None:
         """Keep the shard's figures for ``minute``, and raise the site's."""

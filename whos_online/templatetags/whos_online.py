@@ -22,7 +22,7 @@ from django.utils.http import urlencode
 from django.utils.safestring import SafeString
 from django.utils.translation import gettext
 
-from whos_online import visibility
+from whos_online import page, visibility
 from whos_online.conf import conf
 from whos_online.rooms import join_named_room, room_name, room_token, rooms_of_page
 from whos_online.rooms import page_room as page_room_of
@@ -341,8 +341,10 @@ def _roster(
 
 
 def _viewer(context: Context) -> Any:
+    """Who the page is made for, as the request's one object says: nobody
+    in particular on a page a cache may keep for others."""
     request = context.get("request")
-    return getattr(request, "user", None)
+    return page.of(request).viewer if isinstance(request, HttpRequest) else None
 
 
 def _refresh_url(

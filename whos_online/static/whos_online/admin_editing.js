@@ -1,10 +1,12 @@
 /* django-whos-online: who else is editing this, on a Django admin change form.
  * No dependencies. Every few seconds while the form is open, and at once when
- * it is changed or shown again, POSTs to the object's presence URL whether the
- * form has unsaved changes, and shows the answer: the other staff who have
- * the object open and whether someone saved it since this form was opened
- * (or since the save the page tells of already, when it refused to save).
- * As the page closes, says so, so that the others see it gone at once. */
+ * it is changed, changed back, or shown again, POSTs to the object's presence
+ * URL the page's mark (its tab, signed by the server) and whether the form
+ * differs from what it was when the page opened; shows the answer: the other
+ * staff who have the object open and whether it was saved since this form
+ * was opened (or since the save the page tells of already, when it refused
+ * to save), by someone else or in another tab. As the page closes, says so,
+ * so that the others see it gone at once. */
 (function () {
   "use strict";
   var data = document.getElementById("whos-online-editing-script");
@@ -15,12 +17,36 @@
   if (!form || !(config.seconds > 0)) return;
   var editing = false;
   var timer = null;
+  // Not the form's own state: the box to save over a save, and the token.
+  var ours = { csrfmiddlewaretoken: true, whos_online_overwrite: true };
+
+  // The form's values as one string: files by name, size and date.
+  function serialized() {
+    var values = [];
+    new FormData(form).forEach(function (value, name) {
+      if (ours[name]) return;
+      var shown = typeof value === "string"
+        ? value
+        : [value.name, value.size, value.lastModified].join("/");
+      values.push(encodeURIComponent(name) + "=" + encodeURIComponent(shown));
+    });
+    return values.join("&");
+  }
+
+  // Taken once the page has loaded: the admin's own widgets (the two boxes
+  // of a many-to-many field) rebuild their fields on load.
+  var initial = null;
+  function remember() {
+    initial = serialized();
+  }
+  if (document.readyState === "complete") remember();
+  else window.addEventListener("load", remember);
 
   function body(extra) {
     var sent = new FormData();
     var token = form.querySelector("[name=csrfmiddlewaretoken]");
     sent.append("csrfmiddlewaretoken", token ? token.value : "");
-    sent.append("opened", String(config.after));
+    sent.append("opened", String(config.mark));
     sent.append("editing", editing ? "1" : "0");
     Object.keys(extra).forEach(function (name) {
       sent.append(name, extra[name]);
@@ -37,10 +63,13 @@
     timer = null;
   }
 
-  function ask() {
+  function ask(extra) {
     stop();
-    timer = window.setTimeout(ask, config.seconds * 1000);
-    fetch(config.url, { method: "POST", body: body({}), credentials: "same-origin" })
+    timer = window.setTimeout(function () {
+      ask();
+    }, config.seconds * 1000);
+    var sent = body(extra || {});
+    fetch(config.url, { method: "POST", body: sent, credentials: "same-origin" })
       .then(function (response) {
         // 404: the object is gone (the answer says who deleted it); there is
         // nobody to ask about any more.
@@ -51,10 +80,14 @@
       .catch(function () {});
   }
 
+  // Editing while the form differs from what it was when the page opened:
+  // changes undone by hand are no changes.
   function changed() {
-    if (editing || timer === null) return;
-    editing = true;
-    ask();
+    if (timer === null) return;
+    var now = initial === null || serialized() !== initial;
+    if (now === editing) return;
+    editing = now;
+    ask({});
   }
 
   form.addEventListener("input", changed);

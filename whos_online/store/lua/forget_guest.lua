@@ -11,9 +11,22 @@
 -- KEYS[3]  the start of the shard's keys, "{tag}:": the rooms' keys are
 --          named from it (prelude.lua)
 -- KEYS[4]  the guest's places (see places.lua)
+-- When the guest logs in as a hidden user, and arrived with the same
+-- request (recorded before its view), also:
+-- KEYS[5]  the site's record hash (count, at)
+-- KEYS[6]  the daily peaks hash
 --
 -- ARGV[1]  the guest, as stored
 -- ARGV[2]  the most members a set keeps
+-- With KEYS[5] and KEYS[6], what the guest's arrival found (record.lua):
+-- ARGV[3]  today, in days since the epoch
+-- ARGV[4]  the people online with the guest
+-- ARGV[5]  today's peak before, or 'none'
+-- ARGV[6]  the record before as "count,at", or 'none'
+--
+-- A hidden user moves no figure anyone sees, their arrival included: a
+-- figure the guest's arrival raised (at once, or by the minute's figures
+-- it opened) is taken back to what it was, unless it moved again since.
 --
 -- Returns nothing.
 
@@ -27,4 +40,27 @@ leave_everywhere(start, 'guests', guest, places)
 if redis.call('SCARD', logins) < most_members then
   redis.call('SADD', logins, guest)
   redis.call('EXPIRE', logins, 172800)
+end
+if #KEYS > 4 then
+  local record, daily_peaks = KEYS[5], KEYS[6]
+  local day, online = ARGV[3], tonumber(ARGV[4])
+  local peak_before, record_before = ARGV[5], ARGV[6]
+  local peak = redis.call('HGET', daily_peaks, day)
+  if peak and tonumber(peak) == online then
+    if peak_before == 'none' then
+      redis.call('HDEL', daily_peaks, day)
+    elseif tonumber(peak_before) < online then
+      redis.call('HSET', daily_peaks, day, peak_before)
+    end
+  end
+  if tonumber(redis.call('HGET', record, 'count') or '0') == online then
+    if record_before == 'none' then
+      redis.call('DEL', record)
+    else
+      local count, at = string.match(record_before, '^([^,]+),(.+)$')
+      if tonumber(count) < online then
+        redis.call('HSET', record, 'count', count, 'at', at)
+      end
+    end
+  end
 end

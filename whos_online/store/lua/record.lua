@@ -48,12 +48,16 @@
 -- Writes._renewed): what it does must stay what this script does for a
 -- member already online (tests/test_renewal.py runs both on the same cases).
 --
--- Returns, as one string of words (one reply, not five, for the caller to
+-- Returns, as one string of words (one reply, not eight, for the caller to
 -- read), now as "seconds.micros", the generation, entered (1 if the member
 -- was not online before), moved (1 if a user left the other of KEYS[1] and
--- KEYS[6]: their choice changed, and the caller moves them in their rooms)
--- and tick (1 if this is the shard's first record of the minute: the caller
--- runs tick.lua).
+-- KEYS[6]: their choice changed, and the caller moves them in their rooms),
+-- tick (1 if this is the shard's first record of the minute: the caller
+-- runs tick.lua), and what a newcomer found, raising the site's figures at
+-- once, for a login in the same request to take back (forget_guest.lua):
+-- the people online, today's peak before ('none' if it had none) and the
+-- record before as "count,at" ('none' if there was none); '-' '-' '-'
+-- when the figures were not asked.
 
 local kind, member = ARGV[1], ARGV[2]
 local window, most_members, device = tonumber(ARGV[3]), tonumber(ARGV[4]), ARGV[5]
@@ -144,6 +148,7 @@ end
 -- A newcomer raises the site's figures at once: a peak between two minutes'
 -- figures is kept, so the most online never falls back. Sets at their cap
 -- are left to the estimates, once a minute.
+local found_online, peak_before, record_before = '-', '-', '-'
 if entered and day ~= '' and target == kind_set and kind ~= 'bots'
     and redis.call('ZCARD', kind_set) < most_members
     and redis.call('ZCARD', other_people) < most_members then
@@ -154,9 +159,12 @@ if entered and day ~= '' and target == kind_set and kind ~= 'bots'
   if peak and online > tonumber(peak) then
     redis.call('HSET', daily_peaks, day, online)
   end
-  if online > tonumber(redis.call('HGET', record, 'count') or '0') then
+  local best = redis.call('HMGET', record, 'count', 'at')
+  if online > tonumber(best[1] or '0') then
     redis.call('HSET', record, 'count', online, 'at', now)
   end
+  found_online, peak_before = online, peak or 'none'
+  record_before = best[1] and (best[1] .. ',' .. best[2]) or 'none'
 end
 
 if entered or moved == 1 then
@@ -180,4 +188,5 @@ if is_user and room and last_seen_kept ~= '0' then
   end
   redis.call('EXPIRE', last_seen, last_seen_kept)
 end
-return table.concat({now, generation, entered and 1 or 0, moved, tick}, ' ')
+return table.concat({now, generation, entered and 1 or 0, moved, tick,
+                     found_online, peak_before, record_before}, ' ')

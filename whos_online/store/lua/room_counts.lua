@@ -6,11 +6,14 @@
 --          guests and bots sets (member -> present until; see places.lua)
 --
 -- ARGV[1]  how many of each room's users to list
+-- ARGV[2]  how many of each room's hidden users to list (absent: none)
 --
 -- Returns {now as "seconds.micros", for each room {{four counts}, its
--- users listed as a flat member/present-until list}}.
+-- users listed as a flat member/present-until list, its hidden users
+-- likewise}}.
 
 local listed = tonumber(ARGV[1])
+local hidden_listed = tonumber(ARGV[2] or '0')
 local _, now = clock()
 local after = '(' .. now
 
@@ -25,6 +28,11 @@ for first = 1, #KEYS, 4 do
     users = redis.call('ZREVRANGEBYSCORE', KEYS[first], '+inf', after,
                        'WITHSCORES', 'LIMIT', 0, listed)
   end
-  rooms[#rooms + 1] = {counts, users}
+  local hidden = {}
+  if hidden_listed > 0 then
+    hidden = redis.call('ZREVRANGEBYSCORE', KEYS[first + 1], '+inf', after,
+                        'WITHSCORES', 'LIMIT', 0, hidden_listed)
+  end
+  rooms[#rooms + 1] = {counts, users, hidden}
 end
 return {now, rooms}
