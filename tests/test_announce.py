@@ -17,7 +17,7 @@ from whos_online.store import get_store
 @pytest.fixture
 def heard() -> Iterator[PubSub]:
     store = get_store()
-    pubsub = store.client.pubsub(ignore_subscribe_messages=True)
+    pubsub = store.client.pubsub(ignore_subscribe_messages=True)  # type: ignore[no-untyped-call]
     pubsub.ssubscribe(*(shard.changes() for shard in store.shards))
     pubsub.get_sharded_message(timeout=1)  # the confirmation
     yield pubsub

@@ -45,6 +45,7 @@ FIELDS: dict[str, list[str]] = {
     "heartbeat": [],
     "beacon": ["room", "widgets"],
     "here": ["tab", "room", "leave"],
+    "stream": ["room"],
     "visibility": ["invisible", "hide_last_seen", "next"],
 }
 # The modules whose views read them.

@@ -4,12 +4,13 @@ AsyncClient, its fallbacks, and ``api.changes``."""
 from __future__ import annotations
 
 import asyncio
+import io
 from collections.abc import AsyncIterator, Callable, Coroutine, Iterator
 from typing import Any, TypeVar
 
 import pytest
 from asgiref.sync import async_to_sync
-from django.contrib.auth.models import User
+from django.contrib.auth.models import AnonymousUser, User
 from django.core.handlers.asgi import ASGIRequest
 from django.template import engines
 from django.test import AsyncClient, Client, RequestFactory
@@ -37,7 +38,7 @@ async def first(events: AsyncIterator[Any], seconds: float = 2.0) -> Any:
 
 
 async def opened(url: str = URL, headers: dict[str, str] | None = None) -> Any:
-    response = await AsyncClient().get(url, headers=headers)
+    response: Any = await AsyncClient().get(url, headers=headers)
     response.events = aiter(response.streaming_content)
     return response
 
@@ -200,14 +201,14 @@ def test_a_signed_in_viewer_is_sent_the_names_they_may_see(
     async def scenario() -> str:
         client = AsyncClient()
         await client.aforce_login(alice)
-        response = await client.get(URL)
+        response: Any = await client.get(URL)
         events = aiter(response.streaming_content)
         await first(events)
         record_soon(lambda: presence.record_user(bob.pk))
         try:
             return bytes(await first(events)).decode()
         finally:
-            await events.aclose()  # type: ignore[attr-defined]
+            await events.aclose()
 
     assert "bob" in run(scenario)
 
@@ -304,9 +305,9 @@ def page_with_widget(request: Any) -> str:
 def test_a_page_served_under_asgi_names_its_widgets_stream() -> None:
     request = RequestFactory().get("/")
     asgi = ASGIRequest(
-        {"type": "http", "method": "GET", "path": "/", "headers": []}, iter([])
+        {"type": "http", "method": "GET", "path": "/", "headers": []}, io.BytesIO()
     )
-    asgi.user = request.user = None  # type: ignore[attr-defined]
+    asgi.user = request.user = AnonymousUser()
     assert "data-whos-online-stream=" in page_with_widget(asgi)
     assert "data-whos-online-stream=" not in page_with_widget(request)
 

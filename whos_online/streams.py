@@ -139,6 +139,6 @@ def _render(request: HttpRequest, room: str | None, language: str) -> str:
     """The widget as ``online_fragment`` renders it, read afresh."""
     page.forget(request)
     with translation.override(language):
-        roster = online_roster(room=room, viewer=request.user, request=request)
+        roster = online_roster(room=room, request=request)
         context: dict[str, Any] = {"roster": roster}
         return render_to_string("whos_online/widget.html", context, request)
