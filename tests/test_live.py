@@ -4,6 +4,7 @@ AsyncClient, its fallbacks, and ``api.changes``."""
 from __future__ import annotations
 
 import asyncio
+import functools
 import io
 from collections.abc import AsyncIterator, Callable, Coroutine, Iterator
 from typing import Any, TypeVar
@@ -168,6 +169,101 @@ def test_a_quiet_stream_is_kept_alive_with_a_comment(
             await closed(response)
 
     assert run(scenario) == ": keep-alive\n\n"
+
+
+def test_a_stream_kept_alive_still_sends_the_next_change(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(streams, "KEEP_ALIVE", 0.1)
+
+    async def scenario() -> str:
+        response = await opened()
+        await text(response)
+        assert await text(response) == ": keep-alive\n\n"
+        record_soon(lambda: presence.record_guest("g1"))
+        try:
+            while (said := await text(response)).startswith(":"):
+                pass
+            return said
+        finally:
+            await closed(response)
+
+    assert "2 visitors online" in run(scenario)
+
+
+def test_changes_a_moment_apart_are_sent_one_after_the_other() -> None:
+    async def scenario() -> list[str]:
+        response = await opened()
+        await text(response)
+        said = []
+        try:
+            for guest in ("g1", "g2"):
+                record_soon(functools.partial(presence.record_guest, guest))
+                said.append(await text(response, 1.5))
+        finally:
+            await closed(response)
+        return said
+
+    first_change, second_change = run(scenario)
+    assert "2 visitors online" in first_change
+    assert "3 visitors online" in second_change
+
+
+def test_a_stream_ends_when_redis_stops_answering_its_subscription(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from redis.exceptions import ConnectionError as RedisConnectionError
+
+    from whos_online.store import Subscription
+
+    def broken(self: Subscription, timeout: float) -> str | None:
+        raise RedisConnectionError("gone")
+
+    async def scenario() -> list[bytes]:
+        response = await opened()
+        await text(response)
+        monkeypatch.setattr(Subscription, "next", broken)
+        return [event async for event in response.events]
+
+    assert run(scenario) == []
+
+
+def test_a_failed_rendering_fails_every_stream_sharing_it_and_is_not_kept(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    def failing(*args: object) -> str:
+        raise RuntimeError("the template broke")
+
+    async def scenario() -> None:
+        streams_open = [await opened() for _ in range(2)]
+        for response in streams_open:
+            await text(response)
+        monkeypatch.setattr(streams, "_render", failing)
+        record_soon(lambda: presence.record_guest("g1"))
+        for response in streams_open:
+            with pytest.raises(RuntimeError):
+                await text(response)
+
+    run(scenario)
+    kept = streams._shared.values()
+    assert not any(made.done() and made.exception() for made in kept)
+
+
+def test_shared_renderings_are_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(streams, "SHARED", 1)
+
+    async def scenario() -> None:
+        response = await opened()
+        await text(response)
+        try:
+            for guest in ("g1", "g2"):
+                record_soon(functools.partial(presence.record_guest, guest))
+                await text(response, 1.5)
+        finally:
+            await closed(response)
+
+    run(scenario)
+    assert len(streams._shared) == 1
 
 
 def test_anonymous_streams_share_one_rendering_of_each_change() -> None:

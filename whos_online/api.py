@@ -137,9 +137,8 @@ async def changes(room: Any = None, *, viewer: Any = None) -> AsyncIterator[Rost
     if room is not None and name is None:
         return
     roster = sync_to_async(online_roster)
-    async for change in follow(name):
-        if change is not None:
-            yield await roster(room=name, viewer=viewer)
+    async for _ in follow(name):  # with no wait given, never a keep-alive
+        yield await roster(room=name, viewer=viewer)
 
 
 def is_viewing(user: Any, room: Any, *, viewer: Any = None) -> bool:

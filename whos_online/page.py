@@ -91,8 +91,7 @@ def of(request: HttpRequest) -> Page:
 def forget(request: HttpRequest) -> None:
     """Forget the request's :class:`Page`: a live stream renders its widget
     again for each change, each time afresh, as a new request would."""
-    if made_for(request) is not None:
-        delattr(request, ATTRIBUTE)
+    vars(request).pop(ATTRIBUTE, None)
 
 
 def may_be_kept_for_others(request: HttpRequest) -> bool:
