@@ -140,6 +140,9 @@ def request_costs(world: World, n_rounds: int, block: int, many: int) -> dict[st
     user = world.issue("198.51.100.7", world.user(0))
     guest_in_room = world.issue(g, {}, "/thread/7/")
     user_in_room = world.issue("198.51.100.7", world.user(0), "/thread/7/")
+    # A device of its own: a device is in the rooms of its latest page, so
+    # the room page above (a visit of user 0's session) would move it.
+    reader = world.issue("198.51.100.7", world.user(1), "/thread/7/")
     session = world.user(0)
     plain = {PLAIN_COOKIE: "1"}
     threads = itertools.count(10**6)
@@ -168,9 +171,7 @@ def request_costs(world: World, n_rounds: int, block: int, many: int) -> dict[st
         # Each page a room new to the reader, with the guard of a room page.
         "guarded user, a new thread each page": (
             "ours",
-            lambda i: environ(
-                f"/thread/{next(threads)}/", "198.51.100.7", user_in_room
-            ),
+            lambda i: environ(f"/thread/{next(threads)}/", "198.51.100.7", reader),
         ),
     }
     for kind, cookies in (("guest", {}), ("user", session)) if "peer" in sites else ():
