@@ -226,8 +226,12 @@ def log_in(browser: Browser, demo: str) -> Iterator[LogIn]:
 
     yield log_in
     for page in pages:
-        if page.locator(".account form.logout button").count():
-            log_out(page)
+        if not page.is_closed():
+            # From a page of the site (a test may end in the admin), so the
+            # next test finds nobody of this one still online.
+            page.goto("/")
+            if page.locator(".account form.logout button").count():
+                log_out(page)
         page.context.close()
 
 

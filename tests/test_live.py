@@ -414,3 +414,13 @@ def retire_hubs() -> Iterator[None]:
     for hub in live._hubs:
         hub.retired = True
     get_store()
+
+
+def test_changes_end_when_the_subscription_is_lost() -> None:
+    async def scenario() -> list[Any]:
+        changes = api.changes()
+        await first(changes)
+        live.hub().retired = True  # as when the settings change, or Redis fails
+        return [roster async for roster in changes]
+
+    assert run(scenario) == []
