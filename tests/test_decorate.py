@@ -121,8 +121,8 @@ def test_a_profile_id_the_database_cannot_hold_gets_no_badge(pk: str) -> None:
 def test_a_profile_by_a_field_the_user_model_lacks_gets_no_badge(
     settings: SettingsWrapper,
 ) -> None:
-    settings.WHOS_ONLINE_DECORATE = {"profiles": {"profile-by-name": "nickname"}}
-    assert ask(Client(), ["/u/alice/"])["badges"] == {}
+    settings.WHOS_ONLINE_DECORATE = {"profiles": {"profile": "slug"}}
+    assert ask(Client(), ["/people/1/alice/"])["badges"] == {}
 
 
 def test_without_the_setting_no_link_gets_a_badge(
@@ -326,6 +326,13 @@ def test_a_profile_page_without_the_keyword_argument_is_w009(
     (message,) = checks.check_decorate()
     assert message.id == "whos_online.W009"
     assert "keyword argument 'pk'" in message.msg
+
+
+def test_a_profile_found_by_a_field_the_user_model_lacks_is_e013(
+    settings: SettingsWrapper,
+) -> None:
+    settings.WHOS_ONLINE_DECORATE = {"profiles": {"profile": "slug"}}
+    assert [m.id for m in checks.check_decorate()] == ["whos_online.E013"]
 
 
 def test_a_profile_found_by_a_field_that_is_not_unique_is_e013(

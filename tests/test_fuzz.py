@@ -211,7 +211,7 @@ ADDRESSES = st.sampled_from(
 )
 # Pages of the app's endpoints and of the site, each through the middleware,
 # with what they are sent: (method, path, form).
-PAGES = [
+PAGES: list[tuple[str, str, dict[str, Any]]] = [
     ("get", "/", {}),
     ("get", "/forum/", {}),
     ("get", "/thread/1/", {}),

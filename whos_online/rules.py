@@ -8,7 +8,7 @@ from __future__ import annotations
 import ipaddress
 import string
 from collections.abc import Callable
-from typing import Any, cast
+from typing import Any
 
 from django.core.cache.backends.redis import RedisCache as DjangoRedisCache
 from django.utils.functional import Promise
@@ -76,15 +76,13 @@ def room_pattern_problem(pattern: str) -> str | None:
     return None
 
 
-def profile_urls(decorate: object) -> dict[str, str]:
+def profile_urls(decorate: dict[str, Any]) -> dict[str, str]:
     """The profile pages ``WHOS_ONLINE_DECORATE`` names, as URL name -> the
     keyword argument of the URL that holds the user's primary key (``pk``)
     or another unique field of theirs (``username``): ``{"profiles":
-    "app:profile"}`` is ``{"app:profile": "pk"}``. Nothing for a value that
-    is not valid."""
-    if not is_decorate(decorate):
-        return {}
-    profiles = cast(dict[str, Any], decorate).get("profiles", {})
+    "app:profile"}`` is ``{"app:profile": "pk"}``. ``decorate`` is valid
+    (``conf.DECORATE`` reads an invalid one as the default)."""
+    profiles = decorate.get("profiles", {})
     return {profiles: "pk"} if isinstance(profiles, str) else dict(profiles)
 
 
