@@ -149,6 +149,10 @@ DEMO_REFRESH_SECONDS = int(os.environ.get("DEMO_REFRESH_SECONDS", "15"))
 # (log in as admin to see her marked hidden). See demo/presence.py.
 WHOS_ONLINE_IS_HIDDEN = "demo.presence.is_hidden"
 
+# Links to a member's page (members/<username>/) get the member's online
+# badge, on every page, from {% whos_online_decorate %} in the base template.
+WHOS_ONLINE_DECORATE = {"profiles": {"member": "username"}}
+
 # Every change form of the admin shows who else has its object open, and who
 # of them is editing it (log in as admin and as editor in two browsers).
 # Each form asks every 10 seconds; the browser test shortens it.
