@@ -13,7 +13,7 @@ LOCALES := de es fr pt_BR ru
 # browser; `make test-servers` and `make test-browser` run them (CI does).
 FAST := -m "not real_redis and not browser"
 
-.PHONY: help install demo test test-postgres test-mysql test-servers test-redis test-matrix test-browser lint messages docs wheel-check bench bench-load bench-smoke clean
+.PHONY: help install demo test test-postgres test-mysql test-servers test-spirit test-redis test-matrix test-browser lint messages docs wheel-check bench bench-load bench-smoke clean
 
 help:
 	@echo "make demo          serve the example project on http://127.0.0.1:$(PORT)"
@@ -23,6 +23,7 @@ help:
 	@echo "make test-servers  the suites that start real redis-servers (Cluster, Sentinel, outage)"
 	@echo "make test-redis    the fast suite against a real Redis at $(TEST_REDIS_URL)"
 	@echo "make test-matrix   the fast suite on every supported Python and Django (nox)"
+	@echo "make test-spirit   docs/third-party.md's recipe in a django-spirit forum (Django 5.2)"
 	@echo "make test-browser  the demo in headless Chromium, with axe-core (needs chromium and npm)"
 	@echo "make lint          ruff, mypy --strict and the import layers (import-linter)"
 	@echo "make messages      update the .po catalogs in whos_online/locale/ and compile the .mo files"
@@ -97,6 +98,12 @@ PYENV_ALL = $(shell command -v pyenv >/dev/null && echo PYENV_VERSION=$$(pyenv v
 test-matrix: install
 	$(BIN)/python -m pip install --quiet -r requirements/nox.txt
 	$(PYENV_ALL) $(BIN)/nox $(NOX_ARGS)
+
+# django-spirit supports Django 5.2 only, so it is not in the matrix: its
+# own settings module installs it as its project template does.
+test-spirit: install
+	$(BIN)/python -m pip install --quiet -r requirements/spirit.txt
+	$(BIN)/python -m pytest --ds=tests.settings_spirit -p no:cov tests/test_spirit.py $(PYTEST_ARGS)
 
 # axe-core, which the browser test loads into the pages it checks; the
 # version is pinned in package.json and package-lock.json.

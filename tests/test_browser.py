@@ -513,6 +513,41 @@ def test_a_reader_who_opens_another_thread_leaves_the_first_at_once(
     assert names(alice, THREAD_NAMES) == ["alice"]
 
 
+def test_a_forum_page_is_decorated_with_badges_and_viewers(log_in: LogIn) -> None:
+    """The forum's table knows nothing of presence: {% whos_online_decorate %}
+    in the base template adds a badge after each author's link and
+    "N viewing" after each thread's link, from one request."""
+    alice = log_in("alice")
+    bob = log_in("bob")
+    bob.goto("/forum/3/")
+    asked: list[str] = []
+    alice.on(
+        "request",
+        lambda r: (
+            asked.append(r.post_data or "") if r.url.endswith("/decorate/") else None
+        ),
+    )
+    alice.goto("/forum/")
+    bobs = alice.locator("tbody tr", has_text="Show us your Django side projects")
+    expect(bobs.locator(".whos-online-viewing")).to_have_text("1 viewing")
+    expect(bobs.locator(".whos-online-badge")).to_have_attribute("title", "online")
+    carols = alice.locator("tbody tr", has_text="How many visitors")
+    # carol is hidden (demo/presence.py): offline to alice; nobody reads her thread.
+    expect(carols.locator(".whos-online-badge")).to_have_attribute("title", "offline")
+    assert carols.locator(".whos-online-viewing").count() == 0
+    # One request for the whole page: every author's and thread's link.
+    first = urllib.parse.parse_qs(asked[0])["path"]
+    assert {"/members/bob/", "/members/carol/", "/forum/3/", "/forum/4/"} <= set(first)
+    screenshot(alice, "decorated-forum", alice.locator("main table"))
+    assert axe_violations(alice, "main") == []
+
+    bob.goto("/forum/4/")  # bob moves on: the next refresh follows
+    expect(carols.locator(".whos-online-viewing")).to_have_text(
+        "1 viewing", timeout=REFRESH_WAIT_MS
+    )
+    expect(bobs.locator(".whos-online-viewing")).to_have_count(0)
+
+
 def test_a_closed_tab_leaves_the_room_by_the_next_refresh(log_in: LogIn) -> None:
     alice = log_in("alice")
     bob = log_in("bob")

@@ -27,6 +27,7 @@ from tests import presence
 from tests.django_jinja_site import documented_code, documented_templates
 from whos_online import api
 from whos_online.jinja2 import FILTERS, GLOBALS
+from whos_online.rooms import room_from_token
 
 pytestmark = pytest.mark.django_db
 
@@ -134,6 +135,7 @@ SAME_AS_DJANGO = [
     ('{{ online_count("users") }}', '{% online_count "users" %}'),
     ("{{ online_badge(alice) }}", "{% online_badge alice %}"),
     ("{{ whos_online_beacon() }}", "{% whos_online_beacon %}"),
+    ("{{ whos_online_decorate(refresh=30) }}", "{% whos_online_decorate refresh=30 %}"),
     (
         "{{ alice|online_status }} {{ bob|online_status }}",
         "{{ alice|online_status }} {{ bob|online_status }}",
@@ -189,6 +191,18 @@ def test_room_counts_says_how_many_are_in_each_rows_room(alice: User) -> None:
     rooms = ["thread:1", "thread:2"]
     html = jinja(ROOM_COUNTS, request_of(AnonymousUser()), rooms=rooms)
     assert html == "thread:1=1;thread:2=0;"
+
+
+ROOM_TOKEN = '<span data-whos-online-viewing="{{ room_token("thread:1") }}">'
+
+
+def test_room_token_is_a_token_of_the_room_for_the_viewer_alone(
+    alice: User, bob: User
+) -> None:
+    html = jinja(ROOM_TOKEN, request_of(alice))
+    token = html.split('"')[1]
+    assert room_from_token(token, alice) == "thread:1"
+    assert room_from_token(token, bob) is None
 
 
 def test_page_room_is_the_room_of_the_page(alice: User) -> None:
@@ -287,7 +301,7 @@ def test_every_function_and_filter_is_rendered_here() -> None:
     templates = (Path(__file__).parent / "django_jinja_site/templates").rglob("*.*")
     written = " ".join(
         [source for source, _ in SAME_AS_DJANGO]
-        + [PRESENCE_LIST, ROOM_COUNTS, PAGE_ROOM, HEARTBEAT, TOGGLE]
+        + [PRESENCE_LIST, ROOM_COUNTS, ROOM_TOKEN, PAGE_ROOM, HEARTBEAT, TOGGLE]
         + [template.read_text() for template in templates]
     )
     for name in GLOBALS:

@@ -46,6 +46,7 @@ FIELDS: dict[str, list[str]] = {
     "beacon": ["room", "widgets"],
     "here": ["tab", "room", "leave"],
     "stream": ["room"],
+    "decorate": ["path", "room"],
     "visibility": ["invisible", "hide_last_seen", "next"],
 }
 # The modules whose views read them.
@@ -84,6 +85,11 @@ HOSTILE = st.one_of(
         ["", "0", "1", "2", "seen", "name", "where", "all", "users", "crawlers"]
     ),
     st.sampled_from(["tab-aaaaaaaa", "t0123456789abcdef01234567", "a" * 64]),
+    # Paths a page's links have, and what else a path can be.
+    st.sampled_from(
+        ["/people/1/", "/people/1/x/", "/u/%FF/", "/u/%C3%B6/", "/people/"]
+    ),
+    st.sampled_from(["/people/" + "9" * 40 + "/", "/thread/1/", "/forum/1/", "//"]),
     st.sampled_from(
         ["/", "/forum/", "//evil.example/", "http://testserver/x", "javascript:x"]
     ),
@@ -110,6 +116,14 @@ def asks(
     return st.dictionaries(names, st.lists(value, min_size=1, max_size=3), max_size=4)
 
 
+@pytest.fixture(autouse=True)
+def decorating(settings: SettingsWrapper) -> None:
+    """Links to profiles get badges (decorate/), by pk and by username."""
+    settings.WHOS_ONLINE_DECORATE = {
+        "profiles": {"profile": "pk", "profile-by-name": "username"}
+    }
+
+
 @pytest.fixture
 def viewers(django_user_model: type[User]) -> dict[str, Client]:
     """A guest, a user, a user who appears offline and a staff member, each
@@ -134,10 +148,10 @@ def tokens_for(viewers: dict[str, Client]) -> list[str]:
 def read_fields() -> set[str]:
     """Every query parameter and form field the views read, by their source."""
     reading = re.compile(
-        r"""(?:\b(?:GET|POST|asked)(?:\.get\(|\[)|\bin\s+request\.(?:GET|POST)\b)"""
+        r"""(?:\b(?:GET|POST|asked)(?:\.get(?:list)?\(|\[)|\bin\s+request\.(?:GET|POST)\b)"""
     )
     named = re.compile(
-        r"""(?:(?:GET|POST|asked)(?:\.get\(|\[)"(\w+)"|"(\w+)"\s+in\s+request\.(?:GET|POST))"""
+        r"""(?:(?:GET|POST|asked)(?:\.get(?:list)?\(|\[)"(\w+)"|"(\w+)"\s+in\s+request\.(?:GET|POST))"""
     )
     found: set[str] = set()
     for module in READERS:
@@ -198,7 +212,7 @@ ADDRESSES = st.sampled_from(
 )
 # Pages of the app's endpoints and of the site, each through the middleware,
 # with what they are sent: (method, path, form).
-PAGES = [
+PAGES: list[tuple[str, str, dict[str, Any]]] = [
     ("get", "/", {}),
     ("get", "/forum/", {}),
     ("get", "/thread/1/", {}),
@@ -207,6 +221,7 @@ PAGES = [
     ("get", "/whos-online/widget/", {}),
     ("post", "/whos-online/heartbeat/", {}),
     ("post", "/whos-online/beacon/", {"widgets": "1"}),
+    ("post", "/whos-online/decorate/", {"path": ["/thread/1/", "/people/1/"]}),
     ("post", "/whos-online/visibility/", {"hide_last_seen": "0", "next": "/"}),
 ]
 

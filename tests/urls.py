@@ -210,6 +210,24 @@ def django_jinja_page(request: HttpRequest) -> HttpResponse:
     return TemplateResponse(request, "page.jinja")
 
 
+def profile(request: HttpRequest, slug: str = "", **found: object) -> HttpResponse:
+    """A user's profile page, found by primary key or by username (the slug
+    is for people to read, as forums have it)."""
+    get_object_or_404(get_user_model(), **found)
+    return HttpResponse("a profile")
+
+
+def decorated_page(request: HttpRequest) -> HttpResponse:
+    """A page of links to profiles and to threads, and a marked element,
+    with the script that decorates them."""
+    template = engines["django"].from_string(
+        "{% load whos_online %}<a href='/people/1/'>alice</a>"
+        "<span data-whos-online-viewing='{% room_token \"thread:1\" %}'></span>"
+        "{% whos_online_decorate refresh=30 %}"
+    )
+    return HttpResponse(template.render({}, request))
+
+
 class Members(LocationMixin, View):
     location = "Looking at the members"
 
@@ -229,6 +247,10 @@ urlpatterns = [
     ),
     path("missing-thread/<int:pk>/", missing_thread),
     path("members/", Members.as_view()),
+    path("people/<int:pk>/", profile, name="profile"),
+    path("people/<int:pk>/<slug:slug>/", profile, name="profile"),
+    path("u/<str:username>/", profile, name="profile-by-name"),
+    path("decorated/", decorated_page),
     path("lazily-labelled/", lazily_labelled),
     path("jinja2-page/", jinja2_page),
     path("django-jinja-page/", django_jinja_page),

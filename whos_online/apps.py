@@ -25,5 +25,6 @@ class WhosOnlineConfig(AppConfig):
         checks.register(our_checks.check_admin_editing, checks.Tags.admin)
         checks.register(our_checks.check_locations, checks.Tags.urls)
         checks.register(our_checks.check_rooms, checks.Tags.urls)
+        checks.register(our_checks.check_decorate, checks.Tags.urls)
         checks.register(our_checks.check_migrations, checks.Tags.database)
         auth_signals.user_logged_out.connect(signals.user_logged_out)

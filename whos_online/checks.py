@@ -13,13 +13,19 @@ from django.apps import apps
 from django.conf import settings
 from django.core.cache import InvalidCacheBackendError, caches
 from django.core.checks import CheckMessage, Error, Warning
+from django.core.exceptions import FieldDoesNotExist
 from django.db import connections, router
 from django.urls import NoReverseMatch, get_resolver, reverse
 from django.utils.module_loading import import_string
 
 from whos_online.conf import conf, invalid_settings
 from whos_online.connection import has_read_timeout
-from whos_online.rules import SETTING_RULES, is_redis_backend, room_pattern_problem
+from whos_online.rules import (
+    SETTING_RULES,
+    is_redis_backend,
+    profile_urls,
+    room_pattern_problem,
+)
 
 MIDDLEWARE_PATH = "whos_online.middleware.WhosOnlineMiddleware"
 AUTH_MIDDLEWARE_PATH = "django.contrib.auth.middleware.AuthenticationMiddleware"
@@ -303,6 +309,57 @@ def check_rooms(**kwargs: Any) -> list[CheckMessage]:
     return messages
 
 
+def check_decorate(**kwargs: Any) -> list[CheckMessage]:
+    """Each profile page of ``WHOS_ONLINE_DECORATE`` is a URL name whose
+    URLs have the keyword argument named for it, and that argument is the
+    user's primary key or a unique field of the user model."""
+    from django.contrib.auth import get_user_model
+
+    model = get_user_model()
+    messages: list[CheckMessage] = []
+    for url_name, argument in profile_urls(conf.DECORATE).items():
+        arguments = _url_arguments(url_name)
+        if arguments is None or argument not in arguments:
+            what = (
+                "is not the name of a URL pattern"
+                if arguments is None
+                else f"has no URL with the keyword argument {argument!r}"
+            )
+            messages.append(
+                Warning(
+                    f"WHOS_ONLINE_DECORATE names the profile page {url_name!r}, "
+                    f"which {what}, so links to it get no badge.",
+                    hint="Name the URL as reverse() would, with the keyword "
+                    'argument holding the user: {"profiles": {"app:profile": '
+                    '"pk"}} or {"profiles": {"app:profile": "username"}}.',
+                    id="whos_online.W009",
+                )
+            )
+        if not _is_unique_user_field(model, argument):
+            messages.append(
+                Error(
+                    f"WHOS_ONLINE_DECORATE finds the user of {url_name!r} by "
+                    f'{argument!r}, which is neither "pk" nor a unique field '
+                    f"of {model._meta.label}, so its links get no badge.",
+                    hint="Name the URL's keyword argument that holds the "
+                    'user\'s primary key ("pk") or username, and give the URL '
+                    "that name.",
+                    id="whos_online.E013",
+                )
+            )
+    return messages
+
+
+def _is_unique_user_field(model: Any, name: str) -> bool:
+    if name == "pk":
+        return True
+    try:
+        field = model._meta.get_field(name)
+    except FieldDoesNotExist:
+        return False
+    return bool(getattr(field, "unique", False))
+
+
 def _keys_are_url_names(
     setting: str, found: Mapping[str, object], outcome: str, example: str, check_id: str
 ) -> list[CheckMessage]:
@@ -319,13 +376,26 @@ def _keys_are_url_names(
 
 
 def _is_url_name(name: str) -> bool:
+    return _url_arguments(name) is not None
+
+
+def _url_arguments(name: str) -> set[str] | None:
+    """The keyword arguments of the URLs named ``name`` (with its
+    namespaces), or ``None`` when no URL has that name."""
     resolver = get_resolver()
     *namespaces, url_name = name.split(":")
     for namespace in namespaces:
         if namespace not in resolver.namespace_dict:
-            return False
+            return None
         resolver = resolver.namespace_dict[namespace][1]
-    return url_name in resolver.reverse_dict
+    if url_name not in resolver.reverse_dict:
+        return None
+    arguments: set[str] = set()
+    for possibilities, _, defaults, _ in resolver.reverse_dict.getlist(url_name):
+        for _, params in possibilities:
+            arguments.update(params)
+        arguments.update(defaults)
+    return arguments
 
 
 def check_migrations(

@@ -166,6 +166,13 @@ class Settings:
         return self._get("ROOMS", {})
 
     @property
+    def DECORATE(self) -> dict[str, Any]:
+        """What ``{% whos_online_decorate %}``'s script decorates besides
+        links to pages in rooms: ``{"profiles": "app:profile"}``, the URL
+        names of user profiles whose links get the online badge."""
+        return self._get("DECORATE", {})
+
+    @property
     def LOCATIONS(self) -> dict[str, str | Promise]:
         """URL names (``"app:name"``) and the location label of their pages,
         a string or a lazy translation (``gettext_lazy``)."""

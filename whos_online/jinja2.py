@@ -117,6 +117,20 @@ def whos_online_beacon(
     return _render("whos_online/beacon.html", values)
 
 
+def whos_online_decorate(refresh: int = 0) -> Markup:
+    """``{{ whos_online_decorate() }}``: badges and "N viewing" on pages
+    whose templates the site does not own."""
+    values = tags.whos_online_decorate(refresh)
+    return _render("whos_online/decorate.html", values)
+
+
+@pass_context
+def room_token(context: JinjaContext, room: str | Model) -> str:
+    """``data-whos-online-viewing="{{ room_token(topic) }}"``: an element
+    that ``whos_online_decorate()`` fills with "N viewing"."""
+    return tags.room_token(_django(context), room)
+
+
 @pass_context
 def whos_online_visibility(context: JinjaContext) -> Markup:
     """``{{ whos_online_visibility() }}``: the "Appear offline" button."""
@@ -149,6 +163,8 @@ GLOBALS = {
     "whos_online_heartbeat": whos_online_heartbeat,
     "whos_online_beacon": whos_online_beacon,
     "whos_online_visibility": whos_online_visibility,
+    "whos_online_decorate": whos_online_decorate,
+    "room_token": room_token,
     "who_is_online_page": who_is_online_page,
 }
 

@@ -29,6 +29,7 @@ from typing import Any, TypeVar
 from django.core import signing
 from django.db.models import Model
 from django.http import HttpRequest, HttpResponseBase
+from django.urls import ResolverMatch
 from django.utils.crypto import salted_hmac
 
 from whos_online import guard, page
@@ -100,12 +101,9 @@ def room_of_path(
     if match is None:  # not resolved (yet)
         return None, ""
     store = store or get_store()
-    template = getattr(match.func, ATTRIBUTE, None)
+    template = room_template(match, store)
     if template is None:
-        rooms = store.config.rooms
-        template = rooms.get(match.view_name) if rooms else None
-        if template is None:
-            return None, ""
+        return None, ""
     memo = store.state.page_rooms
     urlconf = getattr(request, "urlconf", None)
     key = request.path_info if urlconf is None else (urlconf, request.path_info)
@@ -114,6 +112,24 @@ def room_of_path(
         room = room_name(template, match.kwargs)
         found = memo.put(key, (room, "" if room is None else rooms_mark({room})))
     return found
+
+
+def room_template(match: ResolverMatch, store: Store) -> str | None:
+    """The room name, not yet formatted, that the page of ``match`` is in
+    by its view (``@records_room``, ``RoomMixin``) or by its URL name
+    (``WHOS_ONLINE_ROOMS``); ``None`` when it is in none."""
+    template = getattr(match.func, ATTRIBUTE, None)
+    if template is None:
+        rooms = store.config.rooms
+        template = rooms.get(match.view_name) if rooms else None
+    return template
+
+
+def room_at(match: ResolverMatch) -> str | None:
+    """The room of the page a resolved URL leads to, formatted with its
+    keyword arguments (any page, not the request's: a link on it)."""
+    template = room_template(match, get_store())
+    return None if template is None else room_name(template, match.kwargs)
 
 
 def join_named_room(request: HttpRequest, room: str) -> None:

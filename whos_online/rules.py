@@ -76,6 +76,26 @@ def room_pattern_problem(pattern: str) -> str | None:
     return None
 
 
+def profile_urls(decorate: dict[str, Any]) -> dict[str, str]:
+    """The profile pages ``WHOS_ONLINE_DECORATE`` names, as URL name -> the
+    keyword argument of the URL that holds the user's primary key (``pk``)
+    or another unique field of theirs (``username``): ``{"profiles":
+    "app:profile"}`` is ``{"app:profile": "pk"}``. ``decorate`` is valid
+    (``conf.DECORATE`` reads an invalid one as the default)."""
+    profiles = decorate.get("profiles", {})
+    return {profiles: "pk"} if isinstance(profiles, str) else dict(profiles)
+
+
+def is_decorate(value: object) -> bool:
+    """Whether ``value`` is a valid ``WHOS_ONLINE_DECORATE``."""
+    if not isinstance(value, dict) or not set(value) <= {"profiles"}:
+        return False
+    profiles = value.get("profiles", {})
+    if isinstance(profiles, dict):
+        return all(is_name(k) and is_name(x) for k, x in profiles.items())
+    return is_name(profiles)
+
+
 # Setting name (after WHOS_ONLINE_) -> (whether a value is valid, what it must be).
 SETTING_RULES: dict[str, tuple[Callable[[Any], bool], str]] = {
     "CACHE_ALIAS": (is_name, "a cache alias from CACHES"),
@@ -134,6 +154,11 @@ SETTING_RULES: dict[str, tuple[Callable[[Any], bool], str]] = {
             and all(isinstance(k, str) and isinstance(x, str) for k, x in v.items())
         ),
         "a dict of URL names to room names",
+    ),
+    "DECORATE": (
+        is_decorate,
+        'a dict such as {"profiles": "app:profile"}, or {"profiles": '
+        '{"app:profile": "username"}} naming the URL\'s keyword argument',
     ),
     "LOCATIONS": (
         lambda v: (

@@ -16,6 +16,8 @@ from datetime import datetime
 from typing import Any
 
 from django.http import HttpRequest
+from django.utils.html import format_html
+from django.utils.safestring import SafeString
 from django.utils.translation import pgettext_lazy
 
 from whos_online import page, roster
@@ -32,6 +34,22 @@ STATUS_LABELS = {
     "offline": pgettext_lazy("a user's presence status", "offline"),
     "unknown": pgettext_lazy("a user's presence status", "not shown"),
 }
+
+
+def badge_html(status: Status) -> SafeString:
+    """The markup of ``{% online_badge %}`` for ``status``: a dot styled by
+    the shipped stylesheet, the status in the page's language for screen
+    readers and as its tooltip; nothing where the viewer may not learn it."""
+    if status == "unknown":
+        return SafeString("")
+    label = STATUS_LABELS[status]
+    return format_html(
+        '<span class="whos-online-badge whos-online-badge-{}" title="{}">'
+        '<span class="whos-online-visually-hidden">{}</span></span>',
+        status,
+        label,
+        label,
+    )
 
 
 @dataclass(frozen=True)

@@ -14,5 +14,6 @@ urlpatterns = [
     path("heartbeat/", views.heartbeat, name="heartbeat"),
     path("beacon/", views.beacon, name="beacon"),
     path("here/", views.here, name="here"),
+    path("decorate/", views.decorate, name="decorate"),
     path("visibility/", views.set_visibility, name="visibility"),
 ]

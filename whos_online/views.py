@@ -35,6 +35,7 @@ from django.views.decorators.http import require_GET, require_POST
 from whos_online import guard, visibility
 from whos_online.board import board_for
 from whos_online.conf import conf
+from whos_online.decorate import decorations
 from whos_online.page import viewer_of, visit_of
 from whos_online.rooms import (
     enter_rooms,
@@ -229,6 +230,26 @@ def here(request: HttpRequest) -> HttpResponseBase:
         rooms = {room for room in found if room is not None}
         keep_tab(request, tab, rooms, conf.TAB_TIMEOUT, every=every)
     response = HttpResponse(status=204)
+    add_never_cache_headers(response)
+    return response
+
+
+@csrf_exempt
+@require_POST
+def decorate(request: HttpRequest) -> HttpResponseBase:
+    """What ``{% whos_online_decorate %}``'s script shows beside the page's
+    links (``path``, each a link's path) and in the elements it marks
+    (``room``, each a room token): the badges of users whose profiles the
+    links lead to, and "N viewing" of rooms, as the caller may learn them.
+    It changes nothing but the caller's own presence, so it needs no CSRF
+    token."""
+    if not (conf.ANONYMOUS_CAN_VIEW or viewer_of(request).is_authenticated):
+        return json_response({"error": "Log in to see who is online."}, status=403)
+    found = decorations(
+        request, request.POST.getlist("path"), request.POST.getlist("room")
+    )
+    response = json_response(found)
+    patch_vary_headers(response, ["Cookie"])
     add_never_cache_headers(response)
     return response
 

@@ -152,6 +152,10 @@ DEMO_REFRESH_SECONDS = int(os.environ.get("DEMO_REFRESH_SECONDS", "15"))
 # (log in as admin to see her marked hidden). See demo/presence.py.
 WHOS_ONLINE_IS_HIDDEN = "demo.presence.is_hidden"
 
+# Links to a member's page (members/<username>/) get the member's online
+# badge, on every page, from {% whos_online_decorate %} in the base template.
+WHOS_ONLINE_DECORATE = {"profiles": {"member": "username"}}
+
 # Each change form asks who else has it open every 10 seconds (the admin's
 # site shows it: demo.apps.DemoAdminConfig); the browser test shortens it.
 WHOS_ONLINE_ADMIN_EDITING_SECONDS = int(os.environ.get("DEMO_EDITING_SECONDS", "10"))

@@ -10,6 +10,7 @@ urlpatterns = [
     path("forum/", views.forum, name="forum"),
     path("forum/<int:pk>/", views.thread, name="thread"),
     path("members/", views.members, name="members"),
+    path("members/<str:username>/", views.member, name="member"),
     path("about/", views.about, name="about"),
     path("news/", views.news, name="news"),
     # login/ and logout/ (a POST), with the template registration/login.html.

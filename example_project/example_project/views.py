@@ -7,7 +7,7 @@ from typing import NamedTuple
 
 from django.contrib.auth import get_user_model
 from django.http import Http404, HttpRequest, HttpResponse
-from django.shortcuts import render
+from django.shortcuts import get_object_or_404, render
 from django.views.decorators.cache import cache_page
 
 from whos_online.locations import location
@@ -18,13 +18,14 @@ class Topic(NamedTuple):
     board: str
     title: str
     replies: int
+    author: str
 
 
 TOPICS = {
-    1: Topic("Announcements", "Read me first: the forum rules", 3),
-    2: Topic("General", "Which Redis do you run in production?", 12),
-    3: Topic("General", "Show us your Django side projects", 27),
-    4: Topic("Help", "How many visitors can a sorted set hold?", 5),
+    1: Topic("Announcements", "Read me first: the forum rules", 3, "admin"),
+    2: Topic("General", "Which Redis do you run in production?", 12, "alice"),
+    3: Topic("General", "Show us your Django side projects", 27, "bob"),
+    4: Topic("Help", "How many visitors can a sorted set hold?", 5, "carol"),
 }
 
 
@@ -55,6 +56,15 @@ def members(request: HttpRequest) -> HttpResponse:
     model = get_user_model()
     users = model._default_manager.order_by(model.USERNAME_FIELD)
     return render(request, "members.html", {"members": users})
+
+
+@location("Looking at a member")
+def member(request: HttpRequest, username: str) -> HttpResponse:
+    """A member's page, which the forum's "Started by" links lead to."""
+    model = get_user_model()
+    lookup = {model.USERNAME_FIELD: username}
+    found = get_object_or_404(model._default_manager, **lookup)
+    return render(request, "member.html", {"member": found})
 
 
 def about(request: HttpRequest) -> HttpResponse:

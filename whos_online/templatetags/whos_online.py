@@ -24,13 +24,15 @@ from django.utils.translation import gettext
 
 from whos_online import page, visibility
 from whos_online.conf import conf
-from whos_online.rooms import join_named_room, room_name, room_token, rooms_of_page
+from whos_online.decorate import MOST_PATHS
+from whos_online.rooms import join_named_room, room_name, rooms_of_page
 from whos_online.rooms import page_room as page_room_of
+from whos_online.rooms import room_token as make_room_token
 from whos_online.roster import Roster, online_roster
 from whos_online.roster import room_counts as roster_room_counts
 from whos_online.statuses import (
-    STATUS_LABELS,
     UserPresence,
+    badge_html,
     badge_of,
     presence_of,
     seen_of,
@@ -188,17 +190,7 @@ def online_badge(user: Any) -> SafeString:
     round trip together. Nothing for no user (a deleted author's ``None``)."""
     if not _is_user(user):
         return SafeString("")
-    status = badge_of(user).status
-    if status == "unknown":  # this viewer may not learn it: no badge at all
-        return SafeString("")
-    label = STATUS_LABELS[status]
-    return format_html(
-        '<span class="whos-online-badge whos-online-badge-{}" title="{}">'
-        '<span class="whos-online-visually-hidden">{}</span></span>',
-        status,
-        label,
-        label,
-    )
+    return badge_html(badge_of(user).status)
 
 
 @register.filter
@@ -264,8 +256,34 @@ def whos_online_beacon(
     url = _reverse("whos_online:beacon")
     name = None if room is None else room_name(room)
     if url is not None and name is not None:
-        url = f"{url}?{urlencode({'room': room_token(name, _viewer(context))})}"
+        url = f"{url}?{urlencode({'room': make_room_token(name, _viewer(context))})}"
     return {"beacon_url": url, "beacon_seconds": conf.GUARD_SECONDS}
+
+
+@register.inclusion_tag("whos_online/decorate.html")
+def whos_online_decorate(refresh: int | str = 0) -> dict[str, Any]:
+    """``{% whos_online_decorate %}``, once in the site's base template: a
+    small script that puts the online badge beside every link to a user's
+    profile (``WHOS_ONLINE_DECORATE``) and "N viewing" beside every link to
+    a page in a room, and in elements marked with ``{% room_token %}``, on
+    pages whose templates the site does not own; one request for the whole
+    page. ``refresh=30`` asks again every 30 seconds; without it, as often
+    as a refreshing widget on the page."""
+    return {
+        "decorate_url": _reverse("whos_online:decorate"),
+        "refresh_seconds": max(_whole(refresh, 0) or 0, 0),
+        "most_paths": MOST_PATHS,
+    }
+
+
+@register.simple_tag(takes_context=True)
+def room_token(context: Context, room: str | Model) -> str:
+    """``<span data-whos-online-viewing="{% room_token topic %}"></span>``:
+    the room of ``room`` (a name, or a model instance) in a token only this
+    viewer can use, for ``{% whos_online_decorate %}`` to fill the element
+    with "N viewing"; ``""`` for a room name that is not valid."""
+    name = room_name(room)
+    return "" if name is None else make_room_token(name, _viewer(context))
 
 
 @register.inclusion_tag("whos_online/visibility.html", takes_context=True)
@@ -353,7 +371,7 @@ def _refresh_url(
     url = _reverse(view)
     if url is None or room is None:
         return url
-    return f"{url}?{urlencode({'room': room_token(room, viewer)})}"
+    return f"{url}?{urlencode({'room': make_room_token(room, viewer)})}"
 
 
 def _streams(context: Context) -> bool:
@@ -371,7 +389,7 @@ def _here(context: Context, room: str | None) -> dict[str, Any] | None:
         return None
     if room not in rooms_of_page(request):
         return None
-    token = room_token(room, _viewer(context))
+    token = make_room_token(room, _viewer(context))
     return {"url": url, "token": token, "seconds": conf.TAB_SECONDS}
 
 
