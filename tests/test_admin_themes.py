@@ -28,11 +28,10 @@ from tests.test_browser import (
     axe_violations,
     browser,
     browser_available,
-    free_port,
     lightness,
+    runserver,
     screenshot,
     style,
-    wait_until_serving,
 )
 
 if HAS_PLAYWRIGHT:
@@ -76,27 +75,8 @@ def site(
     django = [sys.executable, "-m", "django"]
     for command in (["migrate", "--verbosity", "0"], ["shell", "-c", MAKE_USERS]):
         subprocess.run([*django, *command], cwd=ROOT, env=env, check=True, timeout=60)
-    port = free_port()
-    log_path = workdir / "runserver.log"
-    with log_path.open("wb") as log:
-        server = subprocess.Popen(
-            [*django, "runserver", f"127.0.0.1:{port}", "--noreload"],
-            cwd=ROOT,
-            env=env,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-        )
-    url = f"http://127.0.0.1:{port}"
-    try:
-        wait_until_serving(url, server, log_path)
+    with runserver(django, ROOT, env, workdir) as url:
         yield theme, url
-    finally:
-        server.terminate()
-        try:
-            server.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            server.kill()
-            server.wait()
 
 
 @pytest.fixture
