@@ -32,6 +32,7 @@ import time
 import urllib.parse
 import urllib.request
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Literal
 
@@ -143,12 +144,23 @@ def demo(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         subprocess.run(
             manage(*command), cwd=EXAMPLE_PROJECT, env=env, check=True, timeout=60
         )
+    with runserver(manage(), EXAMPLE_PROJECT, env, workdir) as url:
+        yield url
+
+
+@contextmanager
+def runserver(
+    django: list[str], cwd: Path, env: dict[str, str], workdir: Path
+) -> Iterator[str]:
+    """``runserver`` on a free loopback port, by the command ``django``
+    (manage.py, or ``python -m django``): its URL, while it serves. Its
+    output goes to WORKDIR/runserver.log."""
     port = free_port()
     log_path = workdir / "runserver.log"
     with log_path.open("wb") as log:
         server = subprocess.Popen(
-            manage("runserver", f"127.0.0.1:{port}", "--noreload"),
-            cwd=EXAMPLE_PROJECT,
+            [*django, "runserver", f"127.0.0.1:{port}", "--noreload"],
+            cwd=cwd,
             env=env,
             stdout=log,
             stderr=subprocess.STDOUT,
