@@ -7,9 +7,7 @@ each Lua script runs on the master that owns the site's slot.
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Iterator
-from importlib.resources import files
 from io import StringIO
 from typing import cast
 
@@ -24,7 +22,7 @@ from tests import presence
 from tests.redis_servers import Cluster, cluster_in_use, real_redis, redis_cluster
 from whos_online import checks
 from whos_online.conf import conf
-from whos_online.store import get_store
+from whos_online.store import get_store, scripts
 
 pytestmark = real_redis
 
@@ -162,8 +160,7 @@ def test_every_script_can_be_loaded_ahead_on_every_master(
     redis_cluster: Cluster,
 ) -> None:
     presence.load_scripts()
-    source = files("whos_online.store").joinpath("lua", "record.lua").read_bytes()
-    record = hashlib.sha1(source).hexdigest()
+    record = scripts.source_of("record")[1]  # the prelude and the script
     for node in redis_cluster.nodes:
         with node.client() as master:
             assert master.script_exists(record) == [True]
