@@ -10,6 +10,7 @@ import pytest
 from django.contrib.auth.models import AnonymousUser, User
 from django.template import engines
 from django.test import Client, RequestFactory
+from pytest_django.fixtures import Settings as SettingsWrapper
 
 from tests.conftest import Clock, CommandCounter
 from whos_online import api
@@ -271,3 +272,32 @@ def test_a_guest_who_logs_in_on_a_thread_is_there_once_as_the_user(
     client.get("/thread/1/")
     counts = api.room_counts(["thread:1"])["thread:1"]
     assert (counts.users, counts.guests) == (1, 0)
+
+
+def test_a_reader_who_just_opened_a_thread_is_listed_to_the_next_at_once(
+    alice: User, bob: User, settings: SettingsWrapper
+) -> None:
+    """A process shares a room's snapshot for WHOS_ONLINE_SNAPSHOT_MAX_AGE,
+    but the process that puts a reader in the room drops it at once: found
+    in a trial, where the next reader missed bob for a whole refresh."""
+    settings.WHOS_ONLINE_SNAPSHOT_MAX_AGE = 2
+    alices = reader(alice)
+    alices.get("/")  # online already: her next page may share a snapshot
+    reader(bob, "192.0.2.20").get("/thread/3/")
+    html = alices.get("/thread/3/").content.decode()
+    listed = re.search(r'class="whos-online-users">(.*?)</p>', html, re.S)
+    assert listed is not None and "bob" in listed[1]
+
+
+def test_a_reader_who_moved_on_is_gone_from_the_next_readers_list_at_once(
+    alice: User, bob: User, settings: SettingsWrapper
+) -> None:
+    settings.WHOS_ONLINE_SNAPSHOT_MAX_AGE = 2
+    client = reader(bob, "192.0.2.20")
+    client.get("/thread/3/")
+    alices = reader(alice)
+    alices.get("/thread/3/")  # takes and shares the room's snapshot
+    client.get("/")
+    html = alices.get("/thread/3/").content.decode()
+    listed = re.search(r'class="whos-online-users">(.*?)</p>', html, re.S)
+    assert listed is not None and "bob" not in listed[1]

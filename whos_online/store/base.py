@@ -95,6 +95,12 @@ class StoreBase:
         shard = self.shards[0]
         return shard.key(name) if room is None else shard.room_key(room, kind)
 
+    def forget_snapshots(self, room: str | None) -> None:
+        """A change in ``room`` (``None``: the site's lists): this process's
+        shared snapshots of it are out of date."""
+        for shows_hidden in (False, True):
+            self.state.snapshots.pop((room, shows_hidden), None)
+
     def device_of(self, session_key: str) -> str:
         """What is kept of a session: a keyed hash, never the key itself."""
         digest = hashlib.blake2b(

@@ -36,9 +36,3 @@ class Changes(StoreBase):
         """A subscription to every shard's changes; raises ``RedisError``
         when Redis cannot be reached (the caller's streams then poll)."""
         return Subscription(self.client, [shard.changes() for shard in self.shards])
-
-    def forget_snapshots(self, room: str | None) -> None:
-        """A change in ``room`` (``None``: the site's lists): this process's
-        shared snapshots of it are out of date."""
-        for shows_hidden in (False, True):
-            self.state.snapshots.pop((room, shows_hidden), None)

@@ -94,7 +94,11 @@ class Places(StoreBase):
             PLACES_PER_MEMBER,
             *rooms,
         ]
-        _, entered = scripts.run(self.client, "places", keys, args)
+        _, entered, left = scripts.run(self.client, "places", keys, args)
+        # This process's shared snapshots of those rooms are out of date now:
+        # the process that moves someone shows it at once.
+        for room in {*decoded(entered), *decoded(left)}:
+            self.forget_snapshots(room)
         return decoded(entered)
 
     def move_in_rooms(self, shard: Shard, pk: str, hidden: bool) -> None:

@@ -22,8 +22,9 @@
 -- there (they count once however many they hold); a place past ARGV[8]
 -- frees the member's own place that runs out first.
 --
--- Returns {now as "seconds.micros", the rooms entered}; a room refused
--- because its budget is full is not among them.
+-- Returns {now as "seconds.micros", the rooms entered, the rooms a place
+-- of the member left}; a room refused because its budget is full is not
+-- among those entered.
 
 local start, places = KEYS[1], KEYS[2]
 local kind, member, place, seconds = ARGV[1], ARGV[2], ARGV[3], tonumber(ARGV[4])
@@ -64,10 +65,12 @@ if over > 0 then
   end
   redis.call('ZREMRANGEBYRANK', places, 0, over - 1)
 end
+local left = {}
 for room in pairs(touched) do
   settle(start, kind, member, places, room, now)
+  left[#left + 1] = room
 end
 if #entered > 0 then
   keep_for(places, seconds + 1)
 end
-return {now_text, entered}
+return {now_text, entered, left}
