@@ -14,7 +14,7 @@ from django.utils.cache import patch_cache_control, patch_vary_headers
 
 from whos_online import page
 from whos_online.page import visit_of
-from whos_online.rooms import record_page_rooms
+from whos_online.rooms import record_page_rooms, rooms_to_enter
 from whos_online.seen import Cookies, session_changed
 from whos_online.store import get_store
 from whos_online.visitors import Visit
@@ -64,7 +64,9 @@ class WhosOnlineMiddleware:
             page.THREAD.request = outer
         if after_view_needed(request, response, seen, visit):
             after_view(visit_of(request, seen), response)
-        record_page_rooms(request, response, seen)
+        rooms = rooms_to_enter(request, response, seen)
+        if rooms is not None:
+            record_page_rooms(request, response, seen, rooms)
         if store.has_peak_to_keep:
             store.keep_peak_seen()
         made = getattr(request, page.ATTRIBUTE, None)
@@ -87,7 +89,9 @@ class WhosOnlineMiddleware:
             page.TASK.reset(token)
         if after_view_needed(request, response, seen, visit):
             await sync_to_async(after_view)(visit_of(request, seen), response)
-        await sync_to_async(record_page_rooms)(request, response, seen)
+        rooms = rooms_to_enter(request, response, seen)
+        if rooms is not None:
+            await sync_to_async(record_page_rooms)(request, response, seen, rooms)
         if store.has_peak_to_keep:
             await sync_to_async(store.keep_peak_seen)()
         made = getattr(request, page.ATTRIBUTE, None)

@@ -146,27 +146,41 @@ def rooms_of_page(request: HttpRequest) -> AbstractSet[str]:
     return named if room is None else named | {room}
 
 
-def record_page_rooms(
+def rooms_to_enter(
     request: HttpRequest, response: HttpResponseBase, seen: Cookies
-) -> None:
-    """After the view: a page a browser opened (answered 2xx) is where its
-    device is now, in the page's rooms and no longer in those of its page
-    before, unless their guard holds and says they were recorded in these
-    very rooms lately; the guard then says so (a guarded page of the same
+) -> AbstractSet[str] | None:
+    """After the view: the rooms a page a browser opened (answered 2xx)
+    puts its device in (none: it leaves those of its page before), or
+    ``None`` when nothing is to be written: their guard holds and says they
+    were recorded in these very rooms lately (a guarded page of the same
     rooms costs nothing, and so does a page in no room after one in no
-    room). ``seen``: what the middleware read of the cookies."""
+    room). Reads nothing but the request, so the middleware asks it on every
+    request before it hands anything to a thread. ``seen``: what the
+    middleware read of the cookies."""
     # Before anything is kept of the path: a page that does not exist costs
     # nobody else anything.
-    if not 200 <= response.status_code < 300 or not is_page_opened(request, response):
-        return
+    if not 200 <= response.status_code < 300:
+        return None
     _, mark = room_of_path(request, seen.store)
     made = getattr(request, page.ATTRIBUTE, None)
     if made is not None and made.named_rooms:  # rooms named by the templates too
         mark = rooms_mark(rooms_of_page(request))
     before = "" if seen.guard is None else seen.guard.rooms
     if mark == before and (seen.guarded or not mark):
-        return
-    rooms = rooms_of_page(request)
+        return None  # the guarded path: nothing else is read
+    if not is_page_opened(request, response):
+        return None
+    return rooms_of_page(request)
+
+
+def record_page_rooms(
+    request: HttpRequest,
+    response: HttpResponseBase,
+    seen: Cookies,
+    rooms: AbstractSet[str],
+) -> None:
+    """The device is in ``rooms`` now (:func:`rooms_to_enter`), and its
+    guard says so: one round trip."""
     enter_rooms(request, rooms, seen)
     note_rooms(request, rooms, response)
 
@@ -175,9 +189,10 @@ def is_page_opened(request: HttpRequest, response: HttpResponseBase) -> bool:
     """Whether a browser opened this page (a navigation), rather than a
     script fetching something (the widget's refresh, an API): by the
     ``Sec-Fetch-*`` headers browsers send, else a GET answered with HTML."""
-    mode = request.headers.get("Sec-Fetch-Mode")
+    meta = request.META
+    mode = meta.get("HTTP_SEC_FETCH_MODE")
     if mode is not None:
-        return mode == "navigate" and request.headers.get("Sec-Fetch-Dest") in (
+        return mode == "navigate" and meta.get("HTTP_SEC_FETCH_DEST") in (
             None,
             "document",
         )
