@@ -27,7 +27,7 @@ import re
 import secrets
 import time
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import datetime, timezone
 from typing import Any
 
 from django.contrib.admin.models import CHANGE, DELETION, LogEntry
@@ -295,7 +295,7 @@ def _named(
             ),
             object_id=str(pk),
             action_flag__in=(CHANGE, DELETION),
-            action_time__gte=datetime.fromtimestamp(since, tz=UTC),
+            action_time__gte=datetime.fromtimestamp(since, tz=timezone.utc),
         )
         .select_related("user")
         .order_by("-action_time", "-pk")
