@@ -21,7 +21,7 @@ from redis.crc import key_slot
 from tests import presence
 from tests.redis_servers import Cluster, cluster_in_use, real_redis, redis_cluster
 from whos_online import checks
-from whos_online.conf import conf
+from whos_online.conf import get_config
 from whos_online.store import get_store, scripts
 
 pytestmark = real_redis
@@ -118,7 +118,7 @@ def test_prune_removes_members_seen_before_the_window(
     on_cluster: RedisCluster,
 ) -> None:
     now = presence.record_user(1)
-    on_cluster.zadd(presence.key("users"), {"2": now - 10 * conf.WINDOW})
+    on_cluster.zadd(presence.key("users"), {"2": now - 10 * get_config().window})
     assert presence.prune().removed["users"] == 1
     assert on_cluster.zrange(presence.key("users"), 0, -1) == [b"1"]
 

@@ -43,7 +43,7 @@ def sharded_on(settings: SettingsWrapper, cluster: Cluster) -> Iterator[Cluster]
     cluster_in_use.append(cluster)
     settings.WHOS_ONLINE_CONNECTION_FACTORY = "tests.redis_servers.cluster_client"
     settings.WHOS_ONLINE_SHARDS = SHARDS
-    prefix = get_config().prefix
+    prefix = get_config().key_prefix
     yield cluster
     cluster_in_use.remove(cluster)
     for node in cluster.nodes:

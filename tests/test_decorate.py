@@ -16,6 +16,7 @@ from pytest_django.fixtures import Settings as SettingsWrapper
 from tests import presence
 from tests.conftest import CommandCounter
 from whos_online import api, checks
+from whos_online.conf import get_config
 from whos_online.decorate import LONGEST_PATH, MOST_PATHS, MOST_ROOMS
 from whos_online.rooms import room_token
 from whos_online.statuses import badge_html
@@ -129,6 +130,7 @@ def test_without_the_setting_no_link_gets_a_badge(
     settings: SettingsWrapper, alice: User
 ) -> None:
     del settings.WHOS_ONLINE_DECORATE
+    get_config.cache_clear()  # pytest-django's del sends no setting_changed
     presence.record_user(alice.pk)
     assert ask(Client(), [f"/people/{alice.pk}/"])["badges"] == {}
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 from pathlib import Path
@@ -10,14 +11,14 @@ import pytest
 from django.test import Client
 
 from whos_online import __version__, checks, jinja2, rules, urls
-from whos_online.conf import Settings
+from whos_online.conf import Config, is_setting
 from whos_online.templatetags.whos_online import register
 
 ROOT = Path(__file__).resolve().parent.parent
 SETTINGS = sorted(
-    f"WHOS_ONLINE_{name}"
-    for name, value in vars(Settings).items()
-    if isinstance(value, property)
+    f"WHOS_ONLINE_{field.name.upper()}"
+    for field in dataclasses.fields(Config)
+    if is_setting(field)
 )
 
 

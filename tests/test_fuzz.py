@@ -245,13 +245,14 @@ def test_no_cookie_or_header_makes_a_server_error(
     # The guard and session cookies as the browser has them, or as it forges
     # them; sent as one Cookie header, which may say anything.
     session = django_settings.SESSION_COOKIE_NAME
+    guard = get_config().guard_cookie_name
     kept = {
         name: morsel.value
         for name, morsel in client.cookies.items()
-        if name in (session, get_config().cookie_name)
+        if name in (session, guard)
     }
     cookies = data.draw(
-        st.dictionaries(st.sampled_from([session, get_config().cookie_name]), HOSTILE),
+        st.dictionaries(st.sampled_from([session, guard]), HOSTILE),
         label="cookies",
     )
     sent = "; ".join(f"{k}={v}" for k, v in {**kept, **cookies}.items())

@@ -298,7 +298,7 @@ def test_after_redis_loses_its_data_a_guarded_visitor_is_recorded_again(
 ) -> None:
     browser.force_login(alice)
     browser.get("/")
-    for name in redis_client.scan_iter(match=f"{{{get_config().prefix}}}:*"):
+    for name in redis_client.scan_iter(match=f"{{{get_config().key_prefix}}}:*"):
         redis_client.delete(name)  # a restart without persistence, a FLUSHDB
     clock.advance(state.CLOCK_REFRESH_SECONDS)
     browser.get("/")
@@ -311,7 +311,7 @@ def test_a_guard_is_void_as_soon_as_the_process_learns_redis_lost_its_data(
     browser.force_login(alice)
     browser.get("/")
     browser.get("/")  # spared: the process remembers the guard's verdict
-    for name in redis_client.scan_iter(match=f"{{{get_config().prefix}}}:*"):
+    for name in redis_client.scan_iter(match=f"{{{get_config().key_prefix}}}:*"):
         redis_client.delete(name)
     presence.sync_clock()  # as any record or read of another visitor would
     browser.get("/")

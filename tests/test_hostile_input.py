@@ -105,7 +105,7 @@ def test_forged_guards_move_nothing_the_process_keeps_for_other_visitors(
     kept = dict(get_store().state.guards)
     stranger = Client(REMOTE_ADDR="")  # no address: nothing to record, quick
     for n in range(5000):
-        stranger.cookies[get_config().cookie_name] = f"{n}.g.1...{n:032x}"
+        stranger.cookies[get_config().guard_cookie_name] = f"{n}.g.1...{n:032x}"
         stranger.get("/")
     assert get_store().state.guards == kept
 

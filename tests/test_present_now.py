@@ -14,7 +14,7 @@ from pytest_django.fixtures import Settings as SettingsWrapper
 
 from tests.conftest import Clock, CommandCounter
 from whos_online import api
-from whos_online.conf import conf
+from whos_online.conf import get_config
 
 pytestmark = pytest.mark.django_db
 
@@ -105,7 +105,7 @@ def test_a_device_without_the_script_leaves_after_the_guard_period(
     alice: User, clock: Clock
 ) -> None:
     reader(alice).get("/thread/1/")
-    clock.advance(conf.GUARD_SECONDS - 5)
+    clock.advance(get_config().guard_seconds - 5)
     assert api.is_viewing(alice, "thread:1")
     clock.advance(10)
     assert not api.is_viewing(alice, "thread:1")
@@ -120,10 +120,10 @@ def test_an_open_tab_keeps_its_reader_in_the_room_past_the_guard_period(
     client = reader(alice)
     token = open_thread(client, 1)
     pinged = 0
-    while pinged <= conf.GUARD_SECONDS:
+    while pinged <= get_config().guard_seconds:
         assert tab_here(client, "tab-aaaaaaaa", token) == 204
-        clock.advance(conf.TAB_SECONDS)
-        pinged += conf.TAB_SECONDS
+        clock.advance(get_config().tab_seconds)
+        pinged += get_config().tab_seconds
     assert api.is_viewing(alice, "thread:1")
 
 
@@ -141,7 +141,7 @@ def test_a_tab_that_vanishes_leaves_after_the_tab_timeout(
 ) -> None:
     client = reader(alice)
     tab_here(client, "tab-aaaaaaaa", open_thread(client, 1))
-    clock.advance(conf.TAB_TIMEOUT - 5)
+    clock.advance(get_config().tab_timeout - 5)
     assert api.is_viewing(alice, "thread:1")
     clock.advance(10)
     assert not api.is_viewing(alice, "thread:1")
@@ -213,7 +213,7 @@ def test_should_notify_skips_someone_reading_in_an_open_tab(
     client = reader(bob)
     token = open_thread(client, 7)
     tab_here(client, "tab-aaaaaaaa", token)
-    clock.advance(conf.GUARD_SECONDS + 1)
+    clock.advance(get_config().guard_seconds + 1)
     tab_here(client, "tab-aaaaaaaa", token)
     assert api.should_notify([alice, bob], "thread:7") == [alice]
 

@@ -83,7 +83,7 @@ def test_a_hashed_guest_counts_once(redis_client: Redis) -> None:
 def our_values(redis_client: Redis) -> list[bytes]:
     """Every string, and every member of every set, this test stored."""
     found: list[bytes] = []
-    for name in redis_client.scan_iter(match=f"{{{get_config().prefix}*"):
+    for name in redis_client.scan_iter(match=f"{{{get_config().key_prefix}*"):
         kind = redis_client.type(name)
         if kind == b"string":
             found.append(redis_client.get(name))  # type: ignore[arg-type]
@@ -116,7 +116,7 @@ def test_processes_agree_on_a_guests_hash_whatever_redis_lost(
     redis_client: Redis,
 ) -> None:
     visit("203.0.113.7")
-    for name in redis_client.scan_iter(match=f"{{{get_config().prefix}*"):
+    for name in redis_client.scan_iter(match=f"{{{get_config().key_prefix}*"):
         if not name.endswith(b":guests"):
             redis_client.delete(name)  # expired, evicted, flushed
     another_process()

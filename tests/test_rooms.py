@@ -288,8 +288,8 @@ def test_a_guarded_page_of_another_room_records_it_once(
 
 
 def test_a_guard_that_learns_a_room_keeps_its_expiry(browser: Client) -> None:
-    issued = browser.get("/").cookies[get_config().cookie_name].value
-    renewed = browser.get("/topic/1/").cookies[get_config().cookie_name].value
+    issued = browser.get("/").cookies[get_config().guard_cookie_name].value
+    renewed = browser.get("/topic/1/").cookies[get_config().guard_cookie_name].value
     assert renewed != issued
     assert renewed.partition(".")[0] == issued.partition(".")[0]
 

@@ -70,8 +70,8 @@ def shard_down(isolated_presence: str) -> Iterator[Callable[[Shard], None]]:
 
 
 def test_one_shard_keeps_every_key_under_the_prefix() -> None:
-    assert [shard.tag for shard in get_store().shards] == [get_config().prefix]
-    assert presence.key("users") == f"{{{get_config().prefix}}}:users"
+    assert [shard.tag for shard in get_store().shards] == [get_config().key_prefix]
+    assert presence.key("users") == f"{{{get_config().key_prefix}}}:users"
 
 
 def test_each_shard_tag_falls_in_its_own_equal_share_of_the_slots() -> None:
@@ -352,7 +352,7 @@ def test_a_guard_is_void_once_its_own_shard_loses_its_data(
     redis_client.delete(get_store().shard_of("192.0.2.1").key("meta"))
     presence.sync_clock()
     cookies = browser.get("/", REMOTE_ADDR="192.0.2.1").cookies
-    assert get_config().cookie_name in cookies
+    assert get_config().guard_cookie_name in cookies
 
 
 def test_scripts_redis_forgot_are_loaded_again_for_a_read_of_every_shard(
@@ -369,7 +369,7 @@ def test_a_guard_from_before_the_shards_changed_does_not_hold(
     browser.get("/", REMOTE_ADDR="192.0.2.1")
     settings.WHOS_ONLINE_SHARDS = 4
     response = browser.get("/", REMOTE_ADDR="192.0.2.1")
-    assert get_config().cookie_name in response.cookies
+    assert get_config().guard_cookie_name in response.cookies
 
 
 def test_snapshots_count_the_shards_while_the_record_cannot_be_reached(
@@ -377,7 +377,7 @@ def test_snapshots_count_the_shards_while_the_record_cannot_be_reached(
 ) -> None:
     for guest in GUESTS:
         presence.record_guest(guest)
-    shard_down(Shard(-1, get_config().prefix))  # the site's own keys
+    shard_down(Shard(-1, get_config().key_prefix))  # the site's own keys
     first, second = presence.snapshot(0), presence.snapshot(0)
     for snapshot in (first, second):  # the second does not ask
         assert (snapshot.counts.guests, snapshot.record) == (len(GUESTS), None)
@@ -389,7 +389,7 @@ def test_snapshots_count_the_shards_while_the_record_cannot_be_reached(
 def test_a_shard_records_while_the_sites_own_keys_cannot_be_reached(
     shards: tuple[Shard, ...], shard_down: Callable[[Shard], None], clock: Clock
 ) -> None:
-    shard_down(Shard(-1, get_config().prefix))  # the site's own keys
+    shard_down(Shard(-1, get_config().key_prefix))  # the site's own keys
     for guest in GUESTS[:2]:  # the first keeps the minute's figures, in vain
         presence.record_guest(guest)
     clock.advance(60)

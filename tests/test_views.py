@@ -232,7 +232,7 @@ def test_a_heartbeat_in_time_is_a_renewal_and_renews_the_guard(
     response = browser.post(HEARTBEAT)
     assert response.status_code == 204
     assert "EVALSHA" not in redis_commands.commands
-    assert get_config().cookie_name in response.cookies
+    assert get_config().guard_cookie_name in response.cookies
     assert browser.post(HEARTBEAT).status_code == 429  # the renewed guard says so
 
 
@@ -277,7 +277,7 @@ def test_heartbeats_without_the_guard_cookie_are_limited_on_the_server(
     browser: Client, alice: User, redis_commands: CommandCounter
 ) -> None:
     browser.force_login(alice)
-    cookie = get_config().cookie_name
+    cookie = get_config().guard_cookie_name
     assert browser.post(HEARTBEAT).status_code == 204
     redis_commands.reset()
     statuses = set()
@@ -292,7 +292,7 @@ def test_a_heartbeat_refused_on_the_server_says_when_to_try_again(
     browser: Client, alice: User
 ) -> None:
     browser.force_login(alice)
-    cookie = get_config().cookie_name
+    cookie = get_config().guard_cookie_name
     browser.post(HEARTBEAT)
     browser.cookies.pop(cookie, None)
     response = browser.post(HEARTBEAT)
@@ -304,7 +304,7 @@ def test_the_servers_limit_lets_a_heartbeat_through_after_half_the_interval(
     browser: Client, alice: User, clock: Clock
 ) -> None:
     browser.force_login(alice)
-    cookie = get_config().cookie_name
+    cookie = get_config().guard_cookie_name
     first = browser.post(HEARTBEAT) and presence.last_seen(alice.pk)
     clock.advance(31)
     browser.cookies.pop(cookie, None)

@@ -33,7 +33,7 @@ from django.utils.cache import add_never_cache_headers
 from django.utils.safestring import mark_safe
 
 from whos_online import editing
-from whos_online.conf import conf
+from whos_online.conf import get_config
 from whos_online.editing import MAX_MARK, Others, Save
 from whos_online.page import viewer_of
 
@@ -155,7 +155,7 @@ class ConcurrentEditingMixin(AnyModelAdmin):
                 "refused": refused,
                 "script": {
                     "url": self._presence_url(obj),
-                    "seconds": conf.ADMIN_EDITING_SECONDS,
+                    "seconds": get_config().admin_editing_seconds,
                     "mark": shown,
                 },
             },

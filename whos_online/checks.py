@@ -18,7 +18,7 @@ from django.db import connections, router
 from django.urls import NoReverseMatch, get_resolver, reverse
 from django.utils.module_loading import import_string
 
-from whos_online.conf import conf, invalid_settings
+from whos_online.conf import get_config, invalid_settings
 from whos_online.connection import has_read_timeout
 from whos_online.rules import (
     SETTING_RULES,
@@ -81,9 +81,10 @@ def _positions(cls: type) -> list[int]:
 
 
 def check_cache(**kwargs: Any) -> list[CheckMessage]:
-    if conf.CONNECTION_FACTORY is not None:
+    config = get_config()
+    if config.connection_factory is not None:
         return []  # the cache alias is not used
-    alias = conf.CACHE_ALIAS  # the default when it is not a name (E007)
+    alias = config.cache_alias  # the default when it is not a name (E007)
     try:
         backend = caches[alias]
     except InvalidCacheBackendError:
@@ -123,7 +124,8 @@ def check_cache(**kwargs: Any) -> list[CheckMessage]:
 
 
 def check_guard(**kwargs: Any) -> list[CheckMessage]:
-    guard, window = conf.GUARD_SECONDS, conf.WINDOW  # valid ones (E007)
+    config = get_config()  # valid values (E007)
+    guard, window = config.guard_seconds, config.window
     if guard >= window:
         return [
             Error(
@@ -138,7 +140,8 @@ def check_guard(**kwargs: Any) -> list[CheckMessage]:
 
 
 def check_statuses(**kwargs: Any) -> list[CheckMessage]:
-    away, window, guard = conf.AWAY_AFTER, conf.WINDOW, conf.GUARD_SECONDS
+    config = get_config()
+    away, window, guard = config.away_after, config.window, config.guard_seconds
     messages: list[CheckMessage] = []
     if away >= window:
         messages.append(
@@ -163,6 +166,7 @@ def check_statuses(**kwargs: Any) -> list[CheckMessage]:
 
 def check_imports(**kwargs: Any) -> list[CheckMessage]:
     """The dotted paths in settings name functions that import."""
+    config = get_config()
     messages: list[CheckMessage] = []
     for name, expected, check_id in (
         ("IS_HIDDEN", "a function f(user) -> bool", "whos_online.E009"),
@@ -177,7 +181,7 @@ def check_imports(**kwargs: Any) -> list[CheckMessage]:
             "whos_online.E010",
         ),
     ):
-        path: str | None = getattr(conf, name)
+        path: str | None = getattr(config, name.lower())
         if path is None:
             continue
         try:
@@ -251,7 +255,7 @@ def check_admin_editing(**kwargs: Any) -> list[CheckMessage]:
     any more (it ran the admin's autodiscovery from ``ready()`` and changed
     the class of ModelAdmins already registered). A site that sets it is
     told what does the same now."""
-    if not conf.ADMIN_EDITING:
+    if not get_config().admin_editing:
         return []
     hint = (
         "Give the admin site who else is editing instead: name "
@@ -277,7 +281,7 @@ def check_locations(**kwargs: Any) -> list[CheckMessage]:
     """Each key of ``WHOS_ONLINE_LOCATIONS`` names a URL pattern."""
     return _keys_are_url_names(
         "WHOS_ONLINE_LOCATIONS",
-        conf.LOCATIONS,
+        get_config().locations,
         "so no page gets its label",
         "forum:thread",
         "whos_online.W006",
@@ -287,7 +291,7 @@ def check_locations(**kwargs: Any) -> list[CheckMessage]:
 def check_rooms(**kwargs: Any) -> list[CheckMessage]:
     """Each key of ``WHOS_ONLINE_ROOMS`` names a URL pattern, and each room
     name can be formatted with its keyword arguments."""
-    rooms = conf.ROOMS
+    rooms = get_config().rooms
     messages = _keys_are_url_names(
         "WHOS_ONLINE_ROOMS",
         rooms,
@@ -317,7 +321,7 @@ def check_decorate(**kwargs: Any) -> list[CheckMessage]:
 
     model = get_user_model()
     messages: list[CheckMessage] = []
-    for url_name, argument in profile_urls(conf.DECORATE).items():
+    for url_name, argument in profile_urls(get_config().decorate).items():
         arguments = _url_arguments(url_name)
         if arguments is None or argument not in arguments:
             what = (

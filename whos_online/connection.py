@@ -23,7 +23,7 @@ from django_redis import get_redis_connection
 from django_redis.cache import RedisCache as DjangoRedisPackageCache
 from redis import Redis
 
-from whos_online.conf import conf
+from whos_online.conf import get_config
 
 # Django's RedisCache takes these itself; every other option is redis-py's.
 DJANGO_ONLY_OPTIONS = ("serializer", "pool_class", "parser_class")
@@ -31,11 +31,11 @@ DJANGO_ONLY_OPTIONS = ("serializer", "pool_class", "parser_class")
 
 def build_client() -> Redis:
     """The client of the connection factory, or of the configured alias."""
-    factory = conf.CONNECTION_FACTORY
+    factory = get_config().connection_factory
     if factory is not None:
         client: Redis = import_string(factory)()
         return client
-    return client_of_cache(conf.CACHE_ALIAS)
+    return client_of_cache(get_config().cache_alias)
 
 
 def client_of_cache(alias: str) -> Redis:

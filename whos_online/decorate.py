@@ -35,7 +35,7 @@ from django.utils.html import format_html
 from django.utils.safestring import SafeString
 from django.utils.translation import ngettext
 
-from whos_online.conf import conf
+from whos_online.conf import get_config
 from whos_online.page import viewer_of
 from whos_online.rooms import room_at, room_from_token
 from whos_online.roster import room_counts
@@ -108,7 +108,7 @@ def _resolved(paths: Iterable[str], urlconf: str | None) -> dict[str, ResolverMa
 def _profile_users(resolved: Mapping[str, ResolverMatch]) -> list[tuple[str, Any]]:
     """The users whose profile pages the paths lead to, by path, read in one
     query; a path whose user does not exist is left out."""
-    profiles = profile_urls(conf.DECORATE)
+    profiles = profile_urls(get_config().decorate)
     model = get_user_model()
     wanted: dict[str, tuple[str, object]] = {}
     for path, match in resolved.items():

@@ -36,7 +36,7 @@ from django.core import signing
 from django.db import router, transaction
 from django.db.models import Model
 
-from whos_online.conf import conf
+from whos_online.conf import get_config
 from whos_online.gate import Gate
 from whos_online.rooms import join_named_room, keep_tab, leave_tab, room_name
 from whos_online.roster import Roster, online_roster
@@ -128,7 +128,7 @@ def rooms_of(obj: Model) -> Rooms | None:
 
 def presence_window() -> int:
     """Seconds within which a form's staff member last asked, to count."""
-    return MISSED_ASKS * conf.ADMIN_EDITING_SECONDS
+    return MISSED_ASKS * get_config().admin_editing_seconds
 
 
 def enter(request: Any, obj: Model) -> None:

@@ -49,7 +49,7 @@ from typing import Any, Literal
 from django.utils.translation import pgettext_lazy
 
 from whos_online import visibility
-from whos_online.conf import Config, conf, get_config
+from whos_online.conf import Config, get_config
 from whos_online.store import Counts, Today, get_store
 from whos_online.visibility import Choices
 
@@ -76,7 +76,7 @@ def is_active_staff(user: Any) -> bool:
 
 def hidden_by_the_site(user: Any, config: Config | None = None) -> bool:
     """Whether ``WHOS_ONLINE_IS_HIDDEN`` hides ``user``."""
-    rule = (config or get_config()).is_hidden
+    rule = (config or get_config()).is_hidden_function
     return rule is not None and bool(rule(user))
 
 
@@ -93,7 +93,7 @@ def recorded_hidden(user: Any, config: Config | None = None) -> bool:
 def in_audience(viewer: Any) -> bool:
     """Whether ``WHOS_ONLINE_NAMES_VISIBLE_TO`` lets ``viewer`` learn who is
     online."""
-    audience = conf.NAMES_VISIBLE_TO
+    audience = get_config().names_visible_to
     if audience == "everyone":
         return True
     if audience == "users":
@@ -113,7 +113,7 @@ class Gate:
         """Whether the viewer hides their own last seen, and so sees others'
         only roughly: read by :meth:`chosen`, before any last seen is told."""
         self._chosen: dict[frozenset[str], Choices] = {}
-        self.can_see = None if staff_page else get_config().can_see
+        self.can_see = None if staff_page else get_config().can_see_function
         """The site's rule of whom each viewer may see, if it has one (the
         staff page, which only staff reach, shows everyone)."""
 
@@ -136,7 +136,7 @@ class Gate:
     def tells_of_hidden(self) -> bool:
         """Whether hidden users reach this viewer in any form: listed (to
         staff), or counted (``WHOS_ONLINE_PUBLIC_HIDDEN_COUNT``)."""
-        return self.shows_hidden or conf.PUBLIC_HIDDEN_COUNT != "never"
+        return self.shows_hidden or get_config().public_hidden_count != "never"
 
     def refused(self, users: Sequence[Any]) -> set[str]:
         """The keys of ``users`` this viewer may not see by the site's rule
@@ -161,20 +161,21 @@ class Gate:
     def shows_names(self, visible_users: int) -> bool:
         """Whether names and statuses are shown, with ``visible_users``
         online that this viewer may see."""
-        return self.in_audience and visible_users >= conf.MIN_NAMES_LISTED
+        return self.in_audience and visible_users >= get_config().min_names_listed
 
     @property
     def shows_hidden_count(self) -> bool:
         """Whether the number of hidden users is told apart."""
-        return self.shows_hidden or conf.PUBLIC_HIDDEN_COUNT == "separate"
+        return self.shows_hidden or get_config().public_hidden_count == "separate"
 
     def chosen(self, pks: Iterable[str]) -> Choices:
         """What the users ``pks`` chose, by the database (which wins over
         Redis): one query, none for no users or where no choice matters. The
         viewer's own choice is read in the same query, once."""
         wanted = list(pks)
-        grades = conf.LAST_SEEN_SHOWN == "exact" and not self.shows_hidden
-        if not wanted or not (conf.ALLOW_INVISIBLE or grades):
+        config = get_config()
+        grades = config.last_seen_shown == "exact" and not self.shows_hidden
+        if not wanted or not (config.allow_invisible or grades):
             return Choices()
         # A page's outputs ask about the same users (its one snapshot's):
         # the database is asked once.
@@ -189,7 +190,7 @@ class Gate:
             # (read with theirs) is nobody's count.
             found = Choices(found.invisible & asked, found.hide_last_seen & asked)
             self._chosen[asked] = found
-        if not conf.ALLOW_INVISIBLE:
+        if not config.allow_invisible:
             return Choices(hide_last_seen=found.hide_last_seen)
         return found
 
@@ -199,7 +200,7 @@ class Gate:
         viewer = self.viewer
         if (
             self.shows_hidden
-            or conf.LAST_SEEN_SHOWN != "exact"
+            or get_config().last_seen_shown != "exact"
             or not getattr(viewer, "is_authenticated", False)
         ):
             return None
@@ -211,7 +212,7 @@ class Gate:
         """When a user was last seen, as this viewer may learn it: the exact
         time, or how long ago roughly; ``hides``: whether they chose to
         hide it."""
-        if when is None or conf.LAST_SEEN_SHOWN == "never":
+        if when is None or get_config().last_seen_shown == "never":
             return None, None
         if self.shows_exact_last_seen(hides):
             return when, None
@@ -220,7 +221,7 @@ class Gate:
     def shows_exact_last_seen(self, hides: bool) -> bool:
         """Whether this viewer may learn to the minute when a user was last
         seen; ``hides``: whether that user chose to hide it."""
-        shown = conf.LAST_SEEN_SHOWN
+        shown = get_config().last_seen_shown
         if shown == "never":
             return False
         return self.shows_hidden or (
@@ -270,7 +271,7 @@ class Gate:
         )
         if self.shows_hidden:
             return counts
-        shown = conf.PUBLIC_HIDDEN_COUNT
+        shown = get_config().public_hidden_count
         if shown == "separate":
             return counts
         if shown == "in-total":
@@ -337,7 +338,7 @@ class Gate:
         pk = str(user.pk)
         if pk not in visible and pk not in hidden:
             return False
-        least = visible_users() if conf.MIN_NAMES_LISTED > 0 else 0
+        least = visible_users() if get_config().min_names_listed > 0 else 0
         if not self.shows_names(least) or pk in self.refused([user]):
             return False
         return self.shows_hidden or not (
@@ -363,8 +364,9 @@ def status_for(last_seen: float | None, now: float) -> Status:
     if last_seen is None:
         return "offline"
     ago = now - last_seen
-    if ago < conf.AWAY_AFTER:
+    config = get_config()
+    if ago < config.away_after:
         return "online"
-    if ago < conf.WINDOW:
+    if ago < config.window:
         return "away"
     return "offline"

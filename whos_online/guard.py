@@ -136,7 +136,7 @@ def issue(
     marks = f"{where}|{rooms}"
     mac = _mac(config, expires, kind, generation, marks, address, session_key)
     response.set_cookie(
-        config.cookie_name,
+        config.guard_cookie_name,
         f"{expires}.{kind}.{generation}.{where}.{rooms}.{mac}",
         max_age=max_age,
         path=config.cookie_path,
@@ -163,7 +163,7 @@ def _mac(
 def forget(config: Config, response: HttpResponseBase) -> None:
     """Drop the visitor's guard: their next request is recorded."""
     response.delete_cookie(
-        config.cookie_name,
+        config.guard_cookie_name,
         path=config.cookie_path,
         domain=config.cookie_domain,
         samesite="Lax",

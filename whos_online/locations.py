@@ -27,7 +27,7 @@ from django.utils.functional import Promise
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.utils.translation import gettext
 
-from whos_online.conf import conf, get_config
+from whos_online.conf import get_config
 from whos_online.state import BoundedMemo
 
 # (URLconf, path, path_info) -> the label of the page there ("" for none).
@@ -144,7 +144,7 @@ def _label_of(request: HttpRequest, urlconf: str) -> object:
         match = resolve(request.path_info, urlconf)
     except Resolver404:
         return ""
-    return getattr(match.func, ATTRIBUTE, None) or conf.LOCATIONS.get(
+    return getattr(match.func, ATTRIBUTE, None) or get_config().locations.get(
         match.view_name, ""
     )
 

@@ -33,7 +33,7 @@ from django.urls import ResolverMatch
 from django.utils.crypto import salted_hmac
 
 from whos_online import guard, page
-from whos_online.conf import conf
+from whos_online.conf import get_config
 from whos_online.locations import marked
 from whos_online.page import visit_of
 from whos_online.seen import Cookies
@@ -309,7 +309,9 @@ def room_from_token(token: str, viewer: Any) -> str | None:
     """The room in ``token`` if it was issued to ``viewer`` (or to nobody in
     particular) and is not too old."""
     try:
-        sealed = signing.loads(token, salt=TOKEN_SALT, max_age=conf.ROOM_TOKEN_MAX_AGE)
+        sealed = signing.loads(
+            token, salt=TOKEN_SALT, max_age=get_config().room_token_max_age
+        )
         room, viewer_id = json.loads(_opened(sealed))
     except (signing.BadSignature, TypeError, ValueError):
         return None

@@ -20,7 +20,7 @@ from django.http import HttpRequest
 
 from whos_online import page
 from whos_online.bots import is_known
-from whos_online.conf import conf
+from whos_online.conf import get_config
 from whos_online.gate import Gate
 from whos_online.page import visit_made, visit_of
 from whos_online.rooms import room_name, rooms_of_page
@@ -108,7 +108,7 @@ def online_roster(
     (``today_users``), in the same round trip and one query more. With
     ``window`` (seconds), it is who was seen within it, read afresh.
     """
-    limit = conf.MAX_NAMES if limit is None else max(limit, 0)
+    limit = get_config().max_names if limit is None else max(limit, 0)
     gate = gate_of(viewer, request)
     shows_hidden = gate.shows_hidden
     judges = gate.judges_each_user
@@ -127,7 +127,7 @@ def online_roster(
     else:
         snapshot = snapshot_for(listing, room, with_hidden, request)
     if snapshot is None:
-        return Roster(window=conf.WINDOW, room=room)
+        return Roster(window=get_config().window, room=room)
     if room is not None and request is not None and room in rooms_of_page(request):
         snapshot = with_reader(snapshot, reader_of(request), shows_hidden)
     choices = gate.chosen([*(m for m, _ in snapshot.users), *snapshot.today_named])
@@ -291,7 +291,7 @@ def snapshot_for(
     key = (room, shows_hidden)
     taken = None if request is None else page.of(request).snapshots.get(key)
     if taken is None or taken[0] < limit:
-        taken = _shared_or_new(key, max(limit, conf.MAX_NAMES), request)
+        taken = _shared_or_new(key, max(limit, get_config().max_names), request)
         if taken is None:
             return None
         if request is not None:

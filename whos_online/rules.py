@@ -81,7 +81,7 @@ def profile_urls(decorate: dict[str, Any]) -> dict[str, str]:
     keyword argument of the URL that holds the user's primary key (``pk``)
     or another unique field of theirs (``username``): ``{"profiles":
     "app:profile"}`` is ``{"app:profile": "pk"}``. ``decorate`` is valid
-    (``conf.DECORATE`` reads an invalid one as the default)."""
+    (``get_config().decorate`` reads an invalid one as the default)."""
     profiles = decorate.get("profiles", {})
     return {profiles: "pk"} if isinstance(profiles, str) else dict(profiles)
 

@@ -44,7 +44,7 @@ class Cookies:
             session_key = session.session_key or ""
         else:
             session_key = cookies.get(config.session_cookie_name, "")
-        raw = cookies.get(config.cookie_name)
+        raw = cookies.get(config.guard_cookie_name)
         self.store = store
         """The store read with, which the rooms after the view ask too."""
         self.session_key = session_key

@@ -19,7 +19,7 @@ from django.contrib.auth import get_user_model
 from django.urls import reverse
 
 from whos_online import roster
-from whos_online.conf import conf
+from whos_online.conf import get_config
 from whos_online.gate import Gate
 from whos_online.store import (
     HISTORY_MINUTES,
@@ -116,7 +116,7 @@ def staff_overview(
     """
     found = _read(limit)
     if found is None:
-        return StaffOverview(window=conf.WINDOW)
+        return StaffOverview(window=get_config().window)
     history, snapshot, rooms = found
     gate = Gate(None, staff_page=True)
     chosen = gate.chosen(member for member, _ in snapshot.users).invisible

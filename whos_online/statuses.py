@@ -21,7 +21,7 @@ from django.utils.safestring import SafeString
 from django.utils.translation import pgettext_lazy
 
 from whos_online import page, roster
-from whos_online.conf import conf
+from whos_online.conf import get_config
 from whos_online.gate import Gate, Grade, Status, grade_label
 from whos_online.roster import gate_of, snapshot_for
 from whos_online.store import LastSeen, Snapshot, get_store
@@ -114,7 +114,7 @@ def presence_of(
 def _visible_users(newly_hidden: int) -> int:
     """How many users online are visible, asked only when the site lists
     names from a least number on (one round trip more)."""
-    if conf.MIN_NAMES_LISTED <= 0:
+    if get_config().min_names_listed <= 0:
         return 0
     found = get_store().snapshot(0)
     return 0 if found is None else found.counts.users - newly_hidden
@@ -196,7 +196,7 @@ def seen_of(user: Any) -> UserPresence:
     ``presence_list`` of the page asked already."""
     badge = badge_of(user)
     made = page.current()
-    if badge.status != "offline" or made is None or not conf.LAST_SEEN_DAYS:
+    if badge.status != "offline" or made is None or not get_config().last_seen_days:
         return badge
     key = f"seen:{user.pk}"
     found = made.badges.get(key)

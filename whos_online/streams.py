@@ -35,7 +35,7 @@ from django.utils.cache import add_never_cache_headers, patch_vary_headers
 from django.views.decorators.http import require_GET
 
 from whos_online import page
-from whos_online.conf import conf
+from whos_online.conf import get_config
 from whos_online.live import Unavailable, follow
 from whos_online.rooms import room_from_token
 from whos_online.roster import online_roster
@@ -54,7 +54,7 @@ async def stream(request: HttpRequest) -> HttpResponseBase:
         # to come back, and the page polls.
         return HttpResponse(status=204)
     user = await request.auser()
-    if not (conf.ANONYMOUS_CAN_VIEW or user.is_authenticated):
+    if not (get_config().anonymous_can_view or user.is_authenticated):
         return HttpResponse("Log in to see who is online.", status=403)
     room = None
     token = request.GET.get("room")

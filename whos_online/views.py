@@ -34,7 +34,7 @@ from django.views.decorators.http import require_GET, require_POST
 
 from whos_online import guard, visibility
 from whos_online.board import board_for
-from whos_online.conf import conf
+from whos_online.conf import get_config
 from whos_online.decorate import decorations
 from whos_online.page import viewer_of, visit_of
 from whos_online.rooms import (
@@ -89,7 +89,7 @@ def who_is_online(request: HttpRequest) -> HttpResponseBase:
     ``where``), filtered (``?show=users``, ``crawlers``) and in pages
     (``?page=2&per=50``), with the users seen today; how many guests and
     crawlers."""
-    if not (conf.ANONYMOUS_CAN_VIEW or viewer_of(request).is_authenticated):
+    if not (get_config().anonymous_can_view or viewer_of(request).is_authenticated):
         return HttpResponse("Log in to see who is online.", status=403)
     board = board_for(request, request.GET)
     response = TemplateResponse(
@@ -110,10 +110,11 @@ def heartbeat(request: HttpRequest) -> HttpResponseBase:
     user = viewer_of(request)
     if not user.is_authenticated:
         return json_response({"error": "Log in first."}, status=403)
-    least = conf.HEARTBEAT_SECONDS / 2
+    config = get_config()
+    least = config.heartbeat_seconds / 2
     # Records made this long ago keep the user "online" past the next
     # heartbeat, so a heartbeat before then needs none.
-    fresh_for = conf.AWAY_AFTER - conf.HEARTBEAT_SECONDS
+    fresh_for = config.away_after - config.heartbeat_seconds
     visit = visit_of(request)
     done = visit.heartbeat(least, fresh_for)
     if done == "failed":
@@ -147,7 +148,7 @@ def set_visibility(request: HttpRequest) -> HttpResponseBase:
         return json_response({"error": "Log in first."}, status=403)
     if "hide_last_seen" in request.POST:
         return _choose_last_seen(request, request.POST["hide_last_seen"])
-    if not conf.ALLOW_INVISIBLE:
+    if not get_config().allow_invisible:
         return json_response({"error": "Invisible mode is off."}, status=404)
     choice = request.POST.get("invisible")
     if choice not in ("0", "1"):
@@ -221,14 +222,14 @@ def here(request: HttpRequest) -> HttpResponseBase:
     if tab is None:
         return json_response({"error": "Send the tab's id."}, status=400)
     # A tab says so every WHOS_ONLINE_TAB_SECONDS: more often writes nothing.
-    every = conf.TAB_SECONDS / 3
+    every = get_config().tab_seconds / 3
     if request.POST.get("leave") == "1":
         leave_tab(request, tab, every=every)
     else:
         tokens = request.POST.getlist("room")[:ROOMS_NAMED]
         found = {room_from_token(token, viewer_of(request)) for token in tokens}
         rooms = {room for room in found if room is not None}
-        keep_tab(request, tab, rooms, conf.TAB_TIMEOUT, every=every)
+        keep_tab(request, tab, rooms, get_config().tab_timeout, every=every)
     response = HttpResponse(status=204)
     add_never_cache_headers(response)
     return response
@@ -243,7 +244,7 @@ def decorate(request: HttpRequest) -> HttpResponseBase:
     links lead to, and "N viewing" of rooms, as the caller may learn them.
     It changes nothing but the caller's own presence, so it needs no CSRF
     token."""
-    if not (conf.ANONYMOUS_CAN_VIEW or viewer_of(request).is_authenticated):
+    if not (get_config().anonymous_can_view or viewer_of(request).is_authenticated):
         return json_response({"error": "Log in to see who is online."}, status=403)
     found = decorations(
         request, request.POST.getlist("path"), request.POST.getlist("room")
@@ -257,7 +258,7 @@ def decorate(request: HttpRequest) -> HttpResponseBase:
 def _widgets(request: HttpRequest, room: str | None) -> dict[str, str]:
     """The site's widget and ``room``'s, by room ("" for the site), as the
     caller may see them now."""
-    if not (conf.ANONYMOUS_CAN_VIEW or viewer_of(request).is_authenticated):
+    if not (get_config().anonymous_can_view or viewer_of(request).is_authenticated):
         return {}
     rooms = [None] if room is None else [None, room]
     return {
@@ -271,7 +272,7 @@ def _widgets(request: HttpRequest, room: str | None) -> dict[str, str]:
 
 
 def _roster_for(request: HttpRequest, limit: int | None = None) -> Roster:
-    if not (conf.ANONYMOUS_CAN_VIEW or viewer_of(request).is_authenticated):
+    if not (get_config().anonymous_can_view or viewer_of(request).is_authenticated):
         raise Refused(403, "Log in to see who is online.")
     room = None
     token = request.GET.get("room")

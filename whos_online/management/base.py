@@ -9,7 +9,7 @@ from django.core.exceptions import ImproperlyConfigured
 from django.core.management.base import CommandError
 from redis.exceptions import RedisError
 
-from whos_online.conf import conf
+from whos_online.conf import get_config
 
 
 @contextmanager
@@ -19,6 +19,6 @@ def redis_failure_is_a_command_error(action: str) -> Iterator[None]:
         yield
     except (RedisError, ImproperlyConfigured) as exc:
         raise CommandError(
-            f"Could not {action}: Redis (cache alias {conf.CACHE_ALIAS!r}) "
+            f"Could not {action}: Redis (cache alias {get_config().cache_alias!r}) "
             f"failed with {type(exc).__name__}: {exc}"
         ) from exc

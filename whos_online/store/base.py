@@ -36,7 +36,7 @@ D = TypeVar("D")
 class StoreBase:
     def __init__(self, config: Config) -> None:
         self.config = config
-        self.layout = Layout(config.prefix, config.shards)
+        self.layout = Layout(config.key_prefix, config.shards)
         self.state = State(failure_backoff=config.failure_backoff, shards=config.shards)
 
     @functools.cached_property

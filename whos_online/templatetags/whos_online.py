@@ -23,7 +23,7 @@ from django.utils.safestring import SafeString
 from django.utils.translation import gettext
 
 from whos_online import page, visibility
-from whos_online.conf import conf
+from whos_online.conf import get_config
 from whos_online.decorate import MOST_PATHS
 from whos_online.rooms import join_named_room, room_name, rooms_of_page
 from whos_online.rooms import page_room as page_room_of
@@ -241,7 +241,7 @@ def whos_online_heartbeat(context: Context) -> dict[str, Any]:
         url = _reverse("whos_online:heartbeat")
     return {
         "heartbeat_url": url,
-        "heartbeat_seconds": conf.HEARTBEAT_SECONDS,
+        "heartbeat_seconds": get_config().heartbeat_seconds,
         "csrf_token": context.get("csrf_token"),
     }
 
@@ -257,7 +257,7 @@ def whos_online_beacon(
     name = None if room is None else room_name(room)
     if url is not None and name is not None:
         url = f"{url}?{urlencode({'room': make_room_token(name, _viewer(context))})}"
-    return {"beacon_url": url, "beacon_seconds": conf.GUARD_SECONDS}
+    return {"beacon_url": url, "beacon_seconds": get_config().guard_seconds}
 
 
 @register.inclusion_tag("whos_online/decorate.html")
@@ -293,8 +293,9 @@ def whos_online_visibility(context: Context) -> dict[str, Any]:
     with the CSRF token; one query for both current choices)."""
     viewer = _viewer(context)
     url = _reverse("whos_online:visibility")
-    offers_invisible = conf.ALLOW_INVISIBLE
-    offers_last_seen = conf.LAST_SEEN_SHOWN == "exact"
+    config = get_config()
+    offers_invisible = config.allow_invisible
+    offers_last_seen = config.last_seen_shown == "exact"
     if (
         url is None
         or not (offers_invisible or offers_last_seen)
@@ -348,7 +349,7 @@ def _roster(
     context: Context, limit: int | None, room: object, name: str | None
 ) -> Roster:
     if room is not None and name is None:
-        return Roster(window=conf.WINDOW, room=None)
+        return Roster(window=get_config().window, room=None)
     request = context.get("request")
     return online_roster(
         limit,
@@ -390,7 +391,7 @@ def _here(context: Context, room: str | None) -> dict[str, Any] | None:
     if room not in rooms_of_page(request):
         return None
     token = make_room_token(room, _viewer(context))
-    return {"url": url, "token": token, "seconds": conf.TAB_SECONDS}
+    return {"url": url, "token": token, "seconds": get_config().tab_seconds}
 
 
 def _reverse(name: str) -> str | None:
