@@ -180,6 +180,19 @@ local function join(start, kind, member, room, till, now, most_rooms, most_membe
   return true
 end
 
+-- ``member`` leaves ``room`` at once: their place in its budget is free,
+-- and the room's streams are told.
+local function leave_room(start, kind, member, room)
+  local left = 0
+  for _, set in ipairs(sets_of(start, room, kind)) do
+    left = left + redis.call('ZREM', set, member)
+  end
+  freed(start, room, left)
+  if left > 0 then
+    announce(changes_channel(start), room)
+  end
+end
+
 -- ``member``'s presence in ``room`` is what their places there say: until
 -- the latest of them, or gone when none is left.
 local function settle(start, kind, member, places, room, now)
@@ -192,17 +205,12 @@ local function settle(start, kind, member, places, room, now)
       till = score
     end
   end
-  local left = 0
-  for _, set in ipairs(sets_of(start, room, kind)) do
-    if till == nil then
-      left = left + redis.call('ZREM', set, member)
-    elseif redis.call('ZSCORE', set, member) then
-      redis.call('ZADD', set, 'XX', till, member)
-    end
+  if till == nil then
+    leave_room(start, kind, member, room)
+    return
   end
-  freed(start, room, left)
-  if left > 0 then
-    announce(changes_channel(start), room)
+  for _, set in ipairs(sets_of(start, room, kind)) do
+    redis.call('ZADD', set, 'XX', till, member)
   end
 end
 
@@ -213,14 +221,7 @@ local function leave_everywhere(start, kind, member, places)
     rooms[place_of(entry)] = true
   end
   for room in pairs(rooms) do
-    local left = 0
-    for _, set in ipairs(sets_of(start, room, kind)) do
-      left = left + redis.call('ZREM', set, member)
-    end
-    freed(start, room, left)
-    if left > 0 then
-      announce(changes_channel(start), room)
-    end
+    leave_room(start, kind, member, room)
   end
   redis.call('DEL', places)
 end
