@@ -41,11 +41,9 @@ import contextlib
 import json
 import os
 import resource
-import shutil
 import signal
 import subprocess
 import sys
-import tempfile
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -54,15 +52,27 @@ from typing import Any, NamedTuple
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from benchmarks.bench import ROOT, described, log, redis_server  # noqa: E402
+from benchmarks.bench import ROOT, described, log, redis_server, save, scratch  # noqa: E402
 from benchmarks.load_client import percentile  # noqa: E402
 
 DOCS = ROOT / "docs" / "benchmarks"
 STREAM = "/whos-online/stream/"
 FRAGMENT = "/whos-online/widget/"
 POLL_SECONDS = 30  # how often a tab that cannot stream asks
-FULL = {"streams": [1_000], "rounds": 3, "joins": 10, "quiet": 5, "poll": 10}
-QUICK = {"streams": [50], "rounds": 1, "joins": 3, "quiet": 1, "poll": 2}
+FULL: dict[str, Any] = {
+    "streams": [1_000],
+    "rounds": 3,
+    "joins": 10,
+    "quiet": 5,
+    "poll": 10,
+}
+QUICK: dict[str, Any] = {
+    "streams": [50],
+    "rounds": 1,
+    "joins": 3,
+    "quiet": 1,
+    "poll": 2,
+}
 # Streams being opened at once: a burst of page loads, not a SYN flood.
 OPENING = 100
 # Seconds a join's event may take to reach every client before the round
@@ -415,10 +425,6 @@ def environment() -> dict[str, str]:
     return described(software)
 
 
-def stopped(number: int, frame: object) -> None:
-    raise SystemExit(f"stopped by signal {number}")
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="50 streams, one round")
@@ -444,31 +450,22 @@ def main() -> None:
         results = json.loads(args.from_json.read_text())
     else:
         started = time.monotonic()
-        signal.signal(signal.SIGTERM, stopped)
-        # A socket a stream here, and one in the worker (which inherits this).
-        soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-        resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
-        if max(params["streams"]) + 100 > hard:
-            raise SystemExit(
-                f"{max(params['streams'])} streams need more than {hard} files"
-            )
-        shm = Path("/dev/shm")
-        scratch = shm if shm.is_dir() and os.access(shm, os.W_OK) else None
-        workdir = Path(tempfile.mkdtemp(prefix="whos-online-streams-", dir=scratch))
-        try:
+        with scratch("whos-online-streams-") as workdir:
+            # A socket a stream here, and one in the worker (which inherits
+            # the limit scratch raised).
+            files = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+            if max(params["streams"]) + 100 > files:
+                raise SystemExit(
+                    f"{max(params['streams'])} streams: over {files} files"
+                )
             results = run(params, workdir)
-        finally:
-            shutil.rmtree(workdir, ignore_errors=True)
         results |= {"mode": "quick" if args.quick else "full", "params": params}
         results["environment"] = environment()
         results["minutes"] = (time.monotonic() - started) / 60
         results["command"] = "benchmarks/streams.py " + " ".join(sys.argv[1:])
     from benchmarks import streams_report
 
-    args.out.mkdir(parents=True, exist_ok=True)
-    streams_report.write(results, args.out)
-    (args.out / "streams.json").write_text(json.dumps(results, indent=1) + "\n")
-    log(f"wrote {args.out / 'streams.md'}")
+    save(results, args.out, "streams", streams_report.write)
 
 
 if __name__ == "__main__":
