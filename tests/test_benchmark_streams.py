@@ -26,7 +26,7 @@ def results(rounds: list[dict[str, Any]]) -> dict[str, Any]:
         "command": "benchmarks/streams.py --streams 3000",
         "mode": "full",
         "minutes": 1.0,
-        "params": {"rounds": len(rounds), "joins": 10, "poll": 10},
+        "params": {"rounds": len(rounds), "joins": 10, "poll": 10, "quiet": 5},
         "environment": {"date": "today", "commit": "abc", "machine": "m"}
         | {"software": "s"},
         "rounds": {"3000": rounds},
