@@ -13,7 +13,7 @@ LOCALES := de es fr pt_BR ru
 # browser; `make test-servers` and `make test-browser` run them (CI does).
 FAST := -m "not real_redis and not browser"
 
-.PHONY: help install demo test test-postgres test-mysql test-servers test-spirit test-redis test-matrix test-browser lint messages docs wheel-check bench bench-load bench-smoke clean
+.PHONY: help install demo test test-postgres test-mysql test-servers test-spirit test-redis test-matrix test-browser lint messages docs wheel-check bench bench-load bench-streams bench-smoke clean
 
 help:
 	@echo "make demo          serve the example project on http://127.0.0.1:$(PORT)"
@@ -31,6 +31,7 @@ help:
 	@echo "make wheel-check   build the wheel and sdist, and check what they ship"
 	@echo "make bench         measure issue 19's figures beside their floors, write docs/benchmarks/"
 	@echo "make bench-load    the example project under gunicorn, 200 visitors, with and without the app"
+	@echo "make bench-streams 1,000 live streams on one uvicorn worker against polling tabs"
 	@echo "make bench-smoke   the benchmark code at small sizes, report to a scratch folder (CI)"
 
 $(BIN)/.venv-made:
@@ -169,12 +170,21 @@ bench: $(BIN)/.bench-installed
 bench-load: $(BIN)/.bench-installed
 	$(BIN)/python benchmarks/load.py $(BENCH_LOAD_ARGS)
 
-# Keeps the benchmark code working, in about a minute and a half (the load
-# run's part, 20 visitors for a few seconds, about 25 s); its figures mean
-# nothing.
+# Issue 36's live run: N open streams on one uvicorn worker (1,000 by
+# default; BENCH_STREAMS_ARGS="--streams 1000,10000"), the worker's memory a
+# stream, its CPU a join and the delay to the clients, against N tabs
+# polling every 30 s; a redis-server of its own; writes
+# docs/benchmarks/streams.md. About 2 minutes at 1,000.
+bench-streams: $(BIN)/.bench-installed
+	$(BIN)/python benchmarks/streams.py $(BENCH_STREAMS_ARGS)
+
+# Keeps the benchmark code working, in about two minutes (the load run's
+# part, 20 visitors for a few seconds, about 25 s; the streams', 50 streams,
+# about 20 s); its figures mean nothing.
 bench-smoke: $(BIN)/.bench-installed
 	out=$$(mktemp -d) && $(BIN)/python benchmarks/run.py --quick --out $$out \
-		&& $(BIN)/python benchmarks/load.py --quick --out $$out && rm -rf $$out
+		&& $(BIN)/python benchmarks/load.py --quick --out $$out \
+		&& $(BIN)/python benchmarks/streams.py --quick --out $$out && rm -rf $$out
 
 clean:
 	rm -rf $(VENV) .nox dist build .coverage docs/_build node_modules .screenshots

@@ -5,11 +5,15 @@ from __future__ import annotations
 
 import contextlib
 import io
+import json
 import os
+import resource
+import shutil
 import signal
 import socket
 import statistics
 import subprocess
+import tempfile
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator
@@ -56,6 +60,42 @@ def redis_server(workdir: Path) -> Iterator[str]:
     finally:
         os.killpg(proc.pid, signal.SIGTERM)
         proc.wait(timeout=30)
+
+
+def save(
+    results: dict[str, Any],
+    out: Path,
+    name: str,
+    write: Callable[[dict[str, Any], Path], None],
+) -> None:
+    """A run's report, ``name``.md as ``write`` makes it, and its figures,
+    ``name``.json (which ``--from-json`` reads back), in ``out``."""
+    out.mkdir(parents=True, exist_ok=True)
+    write(results, out)
+    (out / f"{name}.json").write_text(json.dumps(results, indent=1) + "\n")
+    log(f"wrote {out / (name + '.md')}")
+
+
+@contextlib.contextmanager
+def scratch(prefix: str) -> Iterator[Path]:
+    """A run's scratch folder, on tmpfs where there is one (SQLite's fsyncs
+    cost no disk time), removed after it, even when the run is stopped with
+    SIGTERM (its servers' context managers stop them too); and as many open
+    files as the run may have (a backlog of pages, thousands of streams)."""
+
+    def stopped(number: int, frame: object) -> None:
+        raise SystemExit(f"stopped by signal {number}")
+
+    signal.signal(signal.SIGTERM, stopped)
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+    shm = Path("/dev/shm")
+    where = shm if shm.is_dir() and os.access(shm, os.W_OK) else None
+    workdir = Path(tempfile.mkdtemp(prefix=prefix, dir=where))
+    try:
+        yield workdir
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
 
 
 @contextlib.contextmanager

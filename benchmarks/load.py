@@ -22,11 +22,9 @@ import json
 import os
 import re
 import resource
-import shutil
 import signal
 import subprocess
 import sys
-import tempfile
 import time
 from collections import Counter
 from collections.abc import Iterator
@@ -35,7 +33,7 @@ from typing import Any, NamedTuple
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from benchmarks.bench import ROOT, described, log, redis_server  # noqa: E402
+from benchmarks.bench import ROOT, described, log, redis_server, save, scratch  # noqa: E402
 from benchmarks.load_client import Visitor, fetch, open_loop, percentile  # noqa: E402
 
 DOCS = ROOT / "docs" / "benchmarks"
@@ -309,10 +307,6 @@ def run(
     }
 
 
-def stopped(number: int, frame: object) -> None:
-    raise SystemExit(f"stopped by signal {number}")
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument(
@@ -339,26 +333,14 @@ def main() -> None:
         results = json.loads(args.from_json.read_text())
     else:
         started = time.monotonic()
-        # Stopped with SIGTERM, the servers and the scratch folder still go.
-        signal.signal(signal.SIGTERM, stopped)
-        soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-        resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))  # a backlog of pages
-        shm = Path("/dev/shm")  # tmpfs: SQLite's fsyncs cost no disk time
-        scratch = shm if shm.is_dir() and os.access(shm, os.W_OK) else None
-        workdir = Path(tempfile.mkdtemp(prefix="whos-online-load-", dir=scratch))
-        try:
+        with scratch("whos-online-load-") as workdir:
             results = run(args, params, workdir)
-        finally:
-            shutil.rmtree(workdir, ignore_errors=True)
         results |= {"mode": "quick" if args.quick else "full", "params": params}
         results["environment"] = environment(args)
         results["minutes"] = (time.monotonic() - started) / 60
     from benchmarks import load_report
 
-    args.out.mkdir(parents=True, exist_ok=True)
-    load_report.write(results, args.out)
-    (args.out / "load.json").write_text(json.dumps(results, indent=1) + "\n")
-    log(f"wrote {args.out / 'load.md'}")
+    save(results, args.out, "load", load_report.write)
 
 
 if __name__ == "__main__":

@@ -16,6 +16,7 @@ register = template.Library()
 @register.simple_tag(name="whos_online_visibility")
 @register.simple_tag(name="whos_online_heartbeat")
 @register.simple_tag(name="whos_online_beacon")
+@register.simple_tag(name="whos_online_decorate")
 def nothing(*args: Any, **kwargs: Any) -> str:
     return ""
 

@@ -19,7 +19,7 @@ from whos_online.rooms import records_room
 @location("Reading a thread")
 def thread(request: HttpRequest, pk: int) -> HttpResponse:
     """The example's thread page, for a made-up topic numbered ``pk``."""
-    topic = Topic("General", f"Thread number {pk}", pk % 40)
+    topic = Topic("General", f"Thread number {pk}", pk % 40, "alice")
     return render(request, "thread.html", {"pk": pk, "topic": topic})
 
 
