@@ -348,14 +348,36 @@ def test_when_redis_cannot_be_listened_to_the_stream_answers_503(
     assert run(scenario).status_code == 503
 
 
-def test_a_stream_that_falls_behind_is_dropped() -> None:
+def test_a_burst_of_changes_is_sent_as_one_event_and_the_stream_stays() -> None:
     async def scenario() -> list[Any]:
         changes = live.follow(None)
         await first(changes)
         hub = live.hub()
-        for _ in range(live.BEHIND + 1):
+        for _ in range(200):  # far more than a stream could be sent
             hub.announce("*")
-            await asyncio.sleep(0)
+        after_the_burst = await first(changes)
+        hub.announce("*")
+        next_change = await first(changes)
+        await changes.aclose()  # type: ignore[attr-defined]
+        return [after_the_burst, next_change]
+
+    after_the_burst, next_change = run(scenario)
+    assert next_change == after_the_burst + 1
+
+
+def test_a_stream_whose_client_reads_nothing_while_changes_come_is_dropped(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(live, "STALLED", 0.05)
+
+    async def scenario() -> list[Any]:
+        changes = live.follow(None)
+        await first(changes)
+        hub = live.hub()
+        hub.announce("*")  # not taken: the client's sending waits
+        await asyncio.sleep(0.1)
+        hub.announce("*")
+        await asyncio.sleep(0)
         return [change async for change in changes]
 
     assert run(scenario) == []

@@ -4,11 +4,12 @@ fanned out in memory to the open streams of each room.
 Redis announces a room (or ``*``, the site's lists) when someone joins or
 leaves it (``store/changes.py``). The first stream a process opens starts
 one listening thread; it hands each announcement to the event loop of every
-stream of that room, never waiting for one. A stream that falls
-``BEHIND`` events back (its client reads too slowly) is dropped, and its
-page polls; so are all when the subscription is lost (Redis down), and a
-stream that cannot start raises :class:`Unavailable`. :func:`follow` is what
-a stream (``streams.py``) and ``api.changes`` read.
+stream of that room, never waiting for one. A stream keeps only the latest
+announcement it has not taken (a burst costs it nothing more); one that
+leaves them untaken for ``STALLED`` seconds (its client reads nothing) is
+dropped, and its page polls; so are all when the subscription is lost
+(Redis down), and a stream that cannot start raises :class:`Unavailable`.
+:func:`follow` is what a stream (``streams.py``) and ``api.changes`` read.
 """
 
 from __future__ import annotations
@@ -24,8 +25,9 @@ from redis.exceptions import RedisError
 
 from whos_online.store import Store, Subscription, get_store
 
-# Announcements a stream may have waiting before it is dropped.
-BEHIND = 16
+# Seconds a stream may leave announcements untaken (its client reads
+# nothing, so its sending waits) before it is dropped.
+STALLED = 10.0
 # Seconds between two events of one stream, at least: changes meanwhile
 # make one event.
 DEBOUNCE = 0.25
@@ -42,26 +44,45 @@ class Unavailable(Exception):
 
 
 class Listener:
-    """One open stream of ``room`` (``*``: the site's), on its event loop."""
+    """One open stream of ``room`` (``*``: the site's), on its event loop:
+    the latest announcement it has not taken, if any."""
 
     def __init__(self, room: str, loop: asyncio.AbstractEventLoop) -> None:
         self.room, self.loop = room, loop
-        self.queue: asyncio.Queue[int] = asyncio.Queue(BEHIND)
+        self.waiting: int | None = None
+        self.waiting_since = 0.0  # the loop's clock: the oldest not taken
+        self.ready = asyncio.Event()
         self.dropped = False
 
     def deliver(self, event: int) -> None:
-        """On the stream's loop: the number of an announcement, or LOST."""
-        if self.queue.full():
+        """On the stream's loop: the number of an announcement, or LOST
+        (the hub's last word)."""
+        now = self.loop.time()
+        if self.waiting is None:
+            self.waiting_since = now
+        elif now - self.waiting_since > STALLED:
             self.dropped = True  # too slow: it ends, and its page polls
-        else:
-            self.queue.put_nowait(event)
+        self.waiting = event
+        self.ready.set()
 
-    def latest(self, event: int) -> int:
-        """The last of ``event`` and those waiting behind it, or LOST."""
-        while not self.queue.empty():
-            waiting = self.queue.get_nowait()
-            event = LOST if LOST in (event, waiting) else waiting
-        return LOST if self.dropped else event
+    async def next(self, wait: float | None) -> int | None:
+        """The latest announcement (LOST: the stream ends), waiting for one
+        at most ``wait`` seconds (``None``: none came)."""
+        if self.waiting is None:
+            self.ready.clear()
+            try:
+                await asyncio.wait_for(self.ready.wait(), wait)
+            except asyncio.TimeoutError:
+                return None
+        return self.latest(None)
+
+    def latest(self, event: int | None) -> int:
+        """The announcement waiting, else ``event`` (taken before it); LOST
+        if either is, if there is neither, or if the stream was dropped."""
+        if self.waiting is not None:
+            event = LOST if LOST in (event, self.waiting) else self.waiting
+            self.waiting = None
+        return LOST if self.dropped or event is None else event
 
 
 class Hub:
@@ -151,7 +172,7 @@ async def follow(
     as it is), then an event's number after each change (at most one per
     ``DEBOUNCE`` seconds; several changes meanwhile make one), and ``None``
     after ``wait`` seconds without one, for a keep-alive. It ends when the
-    subscription is lost or the stream fell behind. Raises
+    subscription is lost or the stream stalled (``STALLED``). Raises
     :class:`Unavailable` before the first if the process cannot listen to
     Redis."""
     loop = asyncio.get_running_loop()
@@ -162,9 +183,8 @@ async def follow(
         yield 0
         sent = loop.time()
         while True:
-            try:
-                event = await asyncio.wait_for(listener.queue.get(), wait)
-            except asyncio.TimeoutError:
+            event = await listener.next(wait)
+            if event is None:
                 yield None
                 continue
             pause = sent + DEBOUNCE - loop.time()

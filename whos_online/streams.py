@@ -106,7 +106,7 @@ async def _events(
             else:
                 html = await rendered(request, room, language)
     except StopAsyncIteration:
-        return  # the subscription was lost, or this client fell behind
+        return  # the subscription was lost, or this client stalled
     finally:
         await changes.aclose()  # type: ignore[attr-defined]
 
