@@ -175,6 +175,17 @@ def test_rooms_nobody_visited_within_the_window_free_their_place(
     assert presence.record_in_room("thread:3", "users", "4") is not None
 
 
+def test_a_room_entered_again_after_it_went_idle_counts_its_members_once(
+    settings: SettingsWrapper, clock: Clock
+) -> None:
+    settings.WHOS_ONLINE_MAX_MEMBERS = 4  # guests hold at most 2
+    presence.record_in_room("thread:1", "guests", "192.0.2.1")
+    clock.advance(get_config().guard_seconds + 1)  # thread:1 went idle
+    assert presence.record_in_room("thread:1", "guests", "192.0.2.2") is not None
+    assert presence.record_in_room("thread:2", "guests", "192.0.2.3") is not None
+    assert presence.record_in_room("thread:3", "guests", "192.0.2.4") is None
+
+
 # A login is one person.
 
 

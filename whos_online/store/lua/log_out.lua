@@ -27,12 +27,17 @@ local member, device, guard_seconds = ARGV[1], ARGV[2], tonumber(ARGV[3])
 local now = clock()
 if device ~= '' then
   redis.call('ZREM', devices, device)
+  local rooms = {}
   for _, entry in ipairs(redis.call('ZRANGE', places, 0, -1)) do
     local room, held = place_of(entry)
     if held == 'd:' .. device then
       redis.call('ZREM', places, entry)
-      settle(start, 'users', member, places, room, now)
+      rooms[room] = true
     end
+  end
+  local live = live_places(places, now)
+  for room in pairs(rooms) do
+    settle(start, 'users', member, live, room)
   end
 end
 if redis.call('ZCOUNT', devices, math.floor(now) - guard_seconds, '+inf') > 0 then

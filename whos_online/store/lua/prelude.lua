@@ -67,16 +67,23 @@ local function announce(channel, what)
   end
 end
 
--- Keep ``key`` for at least ``seconds`` more.
-local function keep_for(key, seconds)
-  if redis.call('TTL', key) < seconds then
-    redis.call('EXPIRE', key, seconds)
-  end
-end
-
 -- A place: "<room> <d:device or t:tab>".
 local function place_of(entry)
   return string.match(entry, '^(%S+) (%S+)$')
+end
+
+-- A script that moves members between rooms of one budget (places.lua) adds
+-- up the changes to its members count here, key -> change, and writes their
+-- sum once (count_members); every other script writes each change at once.
+local members_counted = nil
+
+-- The budget counted by ``members`` holds ``change`` more members.
+local function count_members(members, change)
+  if members_counted then
+    members_counted[members] = (members_counted[members] or 0) + change
+  elseif change ~= 0 then
+    redis.call('INCRBY', members, change)
+  end
 end
 
 -- ``left`` members left ``room``: its budget no longer holds their places.
@@ -84,100 +91,8 @@ local function freed(start, room, left)
   if left > 0 then
     local _, sizes, members = budget_of(start, room)
     redis.call('ZINCRBY', sizes, -left, room)
-    redis.call('DECRBY', members, left)
+    count_members(members, -left)
   end
-end
-
--- Members whose presence in ``room`` ran out make way; how many.
-local function clear_stale(start, room, now)
-  local left = 0
-  for _, kind in ipairs({'users', 'hidden', 'guests', 'bots'}) do
-    left = left + redis.call('ZREMRANGEBYSCORE', room_set(start, room, kind), '-inf', now)
-  end
-  freed(start, room, left)
-  if left > 0 then
-    announce(changes_channel(start), room)
-  end
-  return left
-end
-
--- Rooms whose presence ran out leave their budget's index (a hundred at a
--- time), and their sets' places are free.
-local function forget_idle_rooms(index, sizes, members, now)
-  local gone = redis.call('ZRANGEBYSCORE', index, '-inf', now, 'LIMIT', 0, 100)
-  if #gone > 0 then
-    local held = 0
-    for _, name in ipairs(gone) do
-      held = held + tonumber(redis.call('ZSCORE', sizes, name) or '0')
-    end
-    redis.call('DECRBY', members, held)
-    redis.call('ZREM', index, unpack(gone))
-    redis.call('ZREM', sizes, unpack(gone))
-  end
-end
-
--- Puts ``member`` (of ``kind``) in ``room`` until ``till``; false when
--- refused. A new room is refused while ``most_rooms`` others of its budget
--- are in use, and a member new to a room while the budget's rooms hold
--- ``most_members``, once members whose presence ran out made way (from this
--- room, then from the rooms whose presence runs out first): newcomers wait,
--- and nobody in a room is ever pushed out. Guests get half of each bound,
--- so strangers never fill what users need.
-local function join(start, kind, member, room, till, now, most_rooms, most_members)
-  local index, sizes, members = budget_of(start, room)
-  if kind == 'guests' then
-    most_rooms, most_members = math.floor(most_rooms / 2), math.floor(most_members / 2)
-  end
-  forget_idle_rooms(index, sizes, members, now)
-  if not redis.call('ZSCORE', index, room) then
-    if redis.call('ZCARD', index) >= most_rooms then
-      return false
-    end
-    -- Whatever an idle room's sets still hold was freed with it.
-    for _, set in ipairs(sets_of(start, room, 'users')) do
-      redis.call('ZREMRANGEBYSCORE', set, '-inf', now)
-    end
-    redis.call('ZREMRANGEBYSCORE', room_set(start, room, 'guests'), '-inf', now)
-  end
-  local target, other = room_set(start, room, kind), nil
-  if kind == 'users' then
-    other = room_set(start, room, 'hidden')
-  elseif kind == 'hidden' then
-    other = room_set(start, room, 'users')
-  end
-  local added = 0
-  if not redis.call('ZSCORE', target, member) then
-    clear_stale(start, room, now)
-    local held = tonumber(redis.call('GET', members) or '0')
-    if held >= most_members then
-      for _, name in ipairs(redis.call('ZRANGE', index, 0, 9)) do
-        if name ~= room then
-          held = held - clear_stale(start, name, now)
-        end
-      end
-      if held >= most_members then
-        return false
-      end
-    end
-    added = 1
-  end
-  local moved = other and redis.call('ZREM', other, member) == 1
-  if moved then
-    added = added - 1
-  end
-  -- A renewal (already in ``target``) announces nothing.
-  if added == 1 or moved then
-    announce(changes_channel(start), room)
-  end
-  local seconds = math.ceil(till - now) + 1
-  redis.call('ZADD', target, 'GT', till, member)
-  redis.call('ZADD', index, 'GT', till, room)
-  redis.call('ZINCRBY', sizes, added, room)
-  redis.call('INCRBY', members, added)
-  for _, key in ipairs({target, index, sizes, members}) do
-    keep_for(key, seconds)
-  end
-  return true
 end
 
 -- ``member`` leaves ``room`` at once: their place in its budget is free,
@@ -193,15 +108,22 @@ local function leave_room(start, kind, member, room)
   end
 end
 
--- ``member``'s presence in ``room`` is what their places there say: until
--- the latest of them, or gone when none is left.
-local function settle(start, kind, member, places, room, now)
-  local till = nil
-  local held = redis.call('ZRANGEBYSCORE', places, '(' .. now, '+inf', 'WITHSCORES')
+-- The member's places that last beyond ``now``, read once: place -> until.
+local function live_places(places, now)
+  local live = {}
+  local held = redis.call('ZRANGE', places, '(' .. now, '+inf', 'BYSCORE', 'WITHSCORES')
   for i = 1, #held, 2 do
-    local name = place_of(held[i])
-    local score = tonumber(held[i + 1])
-    if name == room and (till == nil or score > till) then
+    live[held[i]] = tonumber(held[i + 1])
+  end
+  return live
+end
+
+-- ``member``'s presence in ``room`` is what their ``live`` places there say
+-- (see live_places): until the latest of them, or gone when none is left.
+local function settle(start, kind, member, live, room)
+  local till = nil
+  for entry, score in pairs(live) do
+    if place_of(entry) == room and (till == nil or score > till) then
       till = score
     end
   end
