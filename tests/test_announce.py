@@ -1,49 +1,50 @@
 """Redis announces a join or a leave on the shard's changes channel, and
 nothing for a renewal; the message names the room (or ``*``, the site's
-lists), never who."""
+lists), never who; the rooms one script entered and left are one message."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 
 import pytest
-from redis.client import PubSub
 
 from tests import presence
 from tests.conftest import Clock
-from whos_online.store import get_store
+from whos_online.store import Subscription, get_store
 
 
 @pytest.fixture
-def heard() -> Iterator[PubSub]:
-    store = get_store()
-    pubsub = store.client.pubsub(ignore_subscribe_messages=True)  # type: ignore[no-untyped-call]
-    pubsub.ssubscribe(*(shard.changes() for shard in store.shards))
-    pubsub.get_sharded_message(timeout=1)  # the confirmation
-    yield pubsub
-    pubsub.close()
+def heard() -> Iterator[Subscription]:
+    subscription = get_store().listen()
+    subscription.next(1)  # the confirmation
+    yield subscription
+    subscription.close()
 
 
-def announced(pubsub: PubSub) -> list[str]:
+def announced(subscription: Subscription) -> list[str]:
+    """The rooms (or ``*``) announced since last asked: a message may name
+    several."""
     said = []
-    while (message := pubsub.get_sharded_message(timeout=0.05)) is not None:
-        said.append(message["data"].decode())
+    while (names := subscription.next(0.05)) is not None:
+        said.extend(names)
     return said
 
 
-def test_a_guest_coming_online_is_announced_as_the_sites_lists(heard: PubSub) -> None:
+def test_a_guest_coming_online_is_announced_as_the_sites_lists(
+    heard: Subscription,
+) -> None:
     presence.record_guest("g1")
     assert announced(heard) == ["*"]
 
 
-def test_a_guest_seen_again_is_not_announced(heard: PubSub) -> None:
+def test_a_guest_seen_again_is_not_announced(heard: Subscription) -> None:
     presence.record_guest("g1")
     announced(heard)
     presence.record_guest("g1")
     assert announced(heard) == []
 
 
-def test_a_user_who_chooses_to_appear_offline_is_announced(heard: PubSub) -> None:
+def test_a_user_who_chooses_to_appear_offline_is_announced(heard: Subscription) -> None:
     presence.record_user(7)
     presence.record_in_room("thread:1", "users", "7")
     announced(heard)
@@ -51,26 +52,28 @@ def test_a_user_who_chooses_to_appear_offline_is_announced(heard: PubSub) -> Non
     assert announced(heard) == ["*", "thread:1"]
 
 
-def test_a_device_entering_a_room_is_announced_with_the_room(heard: PubSub) -> None:
+def test_a_device_entering_a_room_is_announced_with_the_room(
+    heard: Subscription,
+) -> None:
     presence.record_in_room("thread:1", "guests", "g1")
     assert announced(heard) == ["thread:1"]
 
 
-def test_a_device_staying_in_its_room_is_not_announced(heard: PubSub) -> None:
+def test_a_device_staying_in_its_room_is_not_announced(heard: Subscription) -> None:
     presence.record_in_room("thread:1", "guests", "g1")
     announced(heard)
     presence.record_in_room("thread:1", "guests", "g1")
     assert announced(heard) == []
 
 
-def test_a_device_moving_on_announces_both_rooms(heard: PubSub) -> None:
+def test_a_device_moving_on_announces_both_rooms(heard: Subscription) -> None:
     get_store().enter_rooms("guests", "g1", "d1", ["thread:1"])
     announced(heard)
     get_store().enter_rooms("guests", "g1", "d1", ["thread:2"])
     assert sorted(announced(heard)) == ["thread:1", "thread:2"]
 
 
-def test_a_tabs_ping_renewing_its_place_is_not_announced(heard: PubSub) -> None:
+def test_a_tabs_ping_renewing_its_place_is_not_announced(heard: Subscription) -> None:
     store = get_store()
     store.keep_tab("guests", "g1", "d1", "t1", ["thread:1"], 30)
     announced(heard)
@@ -78,7 +81,7 @@ def test_a_tabs_ping_renewing_its_place_is_not_announced(heard: PubSub) -> None:
     assert announced(heard) == []
 
 
-def test_a_tab_closing_is_announced_with_its_room(heard: PubSub) -> None:
+def test_a_tab_closing_is_announced_with_its_room(heard: Subscription) -> None:
     store = get_store()
     store.keep_tab("guests", "g1", "d1", "t1", ["thread:1"], 30)
     announced(heard)
@@ -86,7 +89,7 @@ def test_a_tab_closing_is_announced_with_its_room(heard: PubSub) -> None:
     assert announced(heard) == ["thread:1"]
 
 
-def test_logging_out_is_announced_with_the_rooms_left(heard: PubSub) -> None:
+def test_logging_out_is_announced_with_the_rooms_left(heard: Subscription) -> None:
     presence.record("users", "7", device="d1")
     get_store().enter_rooms("users", "7", "d1", ["thread:1"])
     announced(heard)
@@ -95,7 +98,7 @@ def test_logging_out_is_announced_with_the_rooms_left(heard: PubSub) -> None:
 
 
 def test_pruning_announces_the_lists_and_rooms_it_emptied(
-    heard: PubSub, clock: Clock
+    heard: Subscription, clock: Clock
 ) -> None:
     presence.record_guest("g1")
     clock.advance(700)
@@ -109,6 +112,6 @@ def test_pruning_announces_the_lists_and_rooms_it_emptied(
     assert sorted(announced(heard)) == ["*", "topic:1"]
 
 
-def test_pruning_nothing_announces_nothing(heard: PubSub) -> None:
+def test_pruning_nothing_announces_nothing(heard: Subscription) -> None:
     presence.prune()
     assert announced(heard) == []

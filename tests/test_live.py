@@ -216,7 +216,7 @@ def test_a_stream_ends_when_redis_stops_answering_its_subscription(
 
     from whos_online.store import Subscription
 
-    def broken(self: Subscription, timeout: float) -> str | None:
+    def broken(self: Subscription, timeout: float) -> list[str] | None:
         raise RedisConnectionError("gone")
 
     async def scenario() -> list[bytes]:

@@ -126,8 +126,8 @@ class Hub:
                 changed = subscription.next(WAIT)
             except RedisError:
                 break
-            if changed is not None:
-                self.announce(changed)
+            for room in changed or ():
+                self.announce(room)
         with self.lock:
             self.subscription = None
             lost = [each for room in self.listeners.values() for each in room]

@@ -21,11 +21,11 @@ class Subscription:
         self.pubsub = client.pubsub(ignore_subscribe_messages=True)
         self.pubsub.ssubscribe(*channels)
 
-    def next(self, timeout: float) -> str | None:
-        """What changed (a room, or ``*``), or ``None`` after ``timeout``
-        seconds without a word."""
+    def next(self, timeout: float) -> list[str] | None:
+        """What changed (rooms, or ``*``: one announcement may name
+        several), or ``None`` after ``timeout`` seconds without a word."""
         message = self.pubsub.get_sharded_message(timeout=timeout)
-        return None if message is None else bytes(message["data"]).decode()
+        return None if message is None else bytes(message["data"]).decode().split()
 
     def close(self) -> None:
         self.pubsub.close()

@@ -30,9 +30,13 @@
 -- of the member left}; a room refused because its budget is full is not
 -- among those entered.
 
--- The budgets' members counts this script changes, and how long each is
--- kept at least, written once at the end.
-local members_kept = {}
+-- The budgets this script joined rooms of, index -> {sizes, members,
+-- seconds they are kept at least}: their keys' lives are extended together,
+-- once, at the end (keep_budgets).
+local budgets_kept = {}
+-- Seconds a budget's keys are kept beyond what its rooms need, so that a
+-- reader moving on a minute later finds them kept long enough.
+local BUDGET_SLACK = 60
 
 -- Keep ``key`` for at least ``seconds`` more.
 local function keep_for(key, seconds)
@@ -173,9 +177,9 @@ local function join(start, kind, member, room, till, now, most_rooms, most_membe
   else
     keep_for(target, seconds)
   end
-  keep_for(index, seconds)
-  keep_for(sizes, seconds)
-  members_kept[members] = math.max(members_kept[members] or 0, seconds)
+  local kept = budgets_kept[index] or {sizes, members, 0}
+  kept[3] = math.max(kept[3], seconds)
+  budgets_kept[index] = kept
   return true
 end
 
@@ -187,6 +191,7 @@ local most_places = tonumber(ARGV[8])
 
 local now, now_text = clock()
 members_counted = {}
+announcements_held = {}
 local till = now + seconds
 local wanted = {}
 for i = 9, #ARGV do
@@ -255,12 +260,21 @@ if #placed > 0 then
   end
   redis.call('EXPIRE', places, math.ceil(last - now) + 1)
 end
+-- The members counts, each written once; one that was just made (a budget
+-- whose keys had all gone) is kept as its budget's are.
+local counted_anew = {}
 for key, change in pairs(members_counted) do
-  if change ~= 0 then
-    redis.call('INCRBY', key, change)
+  if change ~= 0 and redis.call('INCRBY', key, change) == change then
+    counted_anew[key] = true
   end
 end
-for key, seconds in pairs(members_kept) do
-  keep_for(key, seconds)
+for index, kept in pairs(budgets_kept) do
+  local sizes, members, seconds = kept[1], kept[2], kept[3]
+  if counted_anew[members] or redis.call('TTL', index) < seconds then
+    for _, key in ipairs({index, sizes, members}) do
+      redis.call('EXPIRE', key, seconds + BUDGET_SLACK)
+    end
+  end
 end
+announce_held()
 return {now_text, entered, left}

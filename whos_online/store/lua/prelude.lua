@@ -53,17 +53,35 @@ end
 
 -- What this script announced already: each room (or '*') once.
 local announced = {}
+-- A script that may announce several rooms (places.lua) holds them here,
+-- channel -> names, and sends them as one message (announce_held).
+local announcements_held = nil
 
 -- Tell the web processes listening on ``channel`` that ``what`` (a room's
 -- name, or '*' for the site's lists) changed: someone joined or left. Never
 -- who: each stream renders again, through its viewer's gate. Sharded
 -- pub/sub (SPUBLISH, Redis 7), which a cluster keeps on the nodes of the
 -- channel's slot, the shard's own; a server without it (Redis 6.2) announces
--- nothing, and its pages poll.
+-- nothing, and its pages poll. A message is one name, or several separated
+-- by spaces (room names have none).
 local function announce(channel, what)
-  if not announced[what] then
-    announced[what] = true
+  if announced[what] then
+    return
+  end
+  announced[what] = true
+  if announcements_held then
+    local names = announcements_held[channel] or {}
+    names[#names + 1] = what
+    announcements_held[channel] = names
+  else
     pcall(redis.call, 'SPUBLISH', channel, what)
+  end
+end
+
+-- Send what announce held, one message a channel.
+local function announce_held()
+  for channel, names in pairs(announcements_held) do
+    pcall(redis.call, 'SPUBLISH', channel, table.concat(names, ' '))
   end
 end
 
