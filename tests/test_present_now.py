@@ -229,6 +229,30 @@ def test_a_tab_pinging_again_at_once_writes_nothing(
     assert redis_commands.round_trips == 0
 
 
+def test_a_tabs_next_ping_writes_nothing_while_its_place_lasts_two_more_pings(
+    alice: User, clock: Clock, redis_commands: CommandCounter
+) -> None:
+    client = reader(alice)
+    token = open_thread(client, 1)
+    tab_here(client, "tab-aaaaaaaa", token)
+    clock.advance(get_config().tab_seconds)
+    tab_here(client, "tab-bbbbbbbb", token)  # another tab: the clock is read
+    redis_commands.reset()
+    assert tab_here(client, "tab-aaaaaaaa", token) == 204
+    assert redis_commands.round_trips == 0
+
+
+def test_a_background_tab_pinging_once_a_minute_stays_in_its_room(
+    alice: User, clock: Clock
+) -> None:
+    client = reader(alice)
+    token = open_thread(client, 1)
+    for _ in range(15):  # a browser runs a background tab's timers once a minute
+        tab_here(client, "tab-aaaaaaaa", token)
+        clock.advance(60)
+        assert api.is_viewing(alice, "thread:1")
+
+
 def test_a_tab_closing_again_at_once_writes_nothing(
     alice: User, redis_commands: CommandCounter
 ) -> None:

@@ -230,6 +230,24 @@ def tab_id(value: object) -> str | None:
     return None
 
 
+# A browser runs a background tab's timers about once a minute: a tab's
+# pings come at most this many seconds apart, visible or not.
+PINGS_APART = 60
+# Seconds a tab's place keeps in hand for a ping that comes late.
+PING_MARGIN = 15
+
+
+def tab_renewal_seconds() -> float:
+    """How long after it renewed a tab's place a process lets the tab's
+    pings write nothing: a renewal lasts ``WHOS_ONLINE_TAB_TIMEOUT``, so the
+    first ping after this renews it in time (150 s, pings every 45 or 60
+    s: 75 s, about every other ping). At least a third of the pings'
+    period."""
+    config = get_config()
+    apart = max(config.tab_seconds, PINGS_APART)
+    return max(config.tab_timeout - apart - PING_MARGIN, config.tab_seconds / 3)
+
+
 def keep_tab(
     request: HttpRequest,
     tab: str,

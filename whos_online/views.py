@@ -44,6 +44,7 @@ from whos_online.rooms import (
     note_rooms,
     room_from_token,
     tab_id,
+    tab_renewal_seconds,
 )
 from whos_online.roster import Roster, online_roster
 from whos_online.store import get_store
@@ -221,14 +222,13 @@ def here(request: HttpRequest) -> HttpResponseBase:
     tab = tab_id(request.POST.get("tab"))
     if tab is None:
         return json_response({"error": "Send the tab's id."}, status=400)
-    # A tab says so every WHOS_ONLINE_TAB_SECONDS: more often writes nothing.
-    every = get_config().tab_seconds / 3
     if request.POST.get("leave") == "1":
-        leave_tab(request, tab, every=every)
+        leave_tab(request, tab, every=get_config().tab_seconds / 3)
     else:
         tokens = request.POST.getlist("room")[:ROOMS_NAMED]
         found = {room_from_token(token, viewer_of(request)) for token in tokens}
         rooms = {room for room in found if room is not None}
+        every = tab_renewal_seconds()
         keep_tab(request, tab, rooms, get_config().tab_timeout, every=every)
     response = HttpResponse(status=204)
     add_never_cache_headers(response)
