@@ -24,7 +24,9 @@
 --
 -- Each Redis call a script makes costs a few µs however little it does, and
 -- a reader moving thread to thread runs this on every page: the member's
--- places are read once, and a room new to the budget is emptied with one DEL.
+-- places are read once, a room new to its budget is emptied with one DEL,
+-- and the budgets' counts, their keys' lives and the announcements are
+-- written once, at the end.
 --
 -- Returns {now as "seconds.micros", the rooms entered, the rooms a place
 -- of the member left}; a room refused because its budget is full is not
@@ -32,7 +34,7 @@
 
 -- The budgets this script joined rooms of, index -> {sizes, members,
 -- seconds they are kept at least}: their keys' lives are extended together,
--- once, at the end (keep_budgets).
+-- once, at the end (write_budgets).
 local budgets_kept = {}
 -- Seconds a budget's keys are kept beyond what its rooms need, so that a
 -- reader moving on a minute later finds them kept long enough.
@@ -145,8 +147,9 @@ local function join(start, kind, member, room, till, now, most_rooms, most_membe
     end
     -- A room out of the index holds only presence that ran out (the index
     -- keeps the latest of its members'), freed with it.
-    local users, hidden = room_set(start, room, 'users'), room_set(start, room, 'hidden')
-    redis.call('DEL', users, hidden, room_set(start, room, 'guests'), room_set(start, room, 'bots'))
+    local sets = sets_of(start, room, 'users')
+    sets[#sets + 1] = room_set(start, room, 'guests')
+    redis.call('DEL', unpack(sets))
   end
   if is_new or not redis.call('ZSCORE', target, member) then
     if not room_for_one(start, room, budget, now, most_members, is_new) then
@@ -183,6 +186,31 @@ local function join(start, kind, member, room, till, now, most_rooms, most_membe
   return true
 end
 
+-- The members counts held (hold_changes), each written once; the keys of
+-- those just made (a budget whose keys had all gone) -> true.
+local function write_members_counts()
+  local made = {}
+  for key, change in pairs(members_counted) do
+    if change ~= 0 and redis.call('INCRBY', key, change) == change then
+      made[key] = true
+    end
+  end
+  return made
+end
+
+-- The budgets joined keep their keys as long as their rooms need, and a
+-- minute more, extended together when the index would go sooner.
+local function write_budgets(counts_made)
+  for index, kept in pairs(budgets_kept) do
+    local sizes, members, seconds = kept[1], kept[2], kept[3]
+    if counts_made[members] or redis.call('TTL', index) < seconds then
+      for _, key in ipairs({index, sizes, members}) do
+        redis.call('EXPIRE', key, seconds + BUDGET_SLACK)
+      end
+    end
+  end
+end
+
 local start, places = KEYS[1], KEYS[2]
 local kind, member, place, seconds = ARGV[1], ARGV[2], ARGV[3], tonumber(ARGV[4])
 local takes_over = ARGV[5]
@@ -190,8 +218,7 @@ local most_rooms, most_members = tonumber(ARGV[6]), tonumber(ARGV[7])
 local most_places = tonumber(ARGV[8])
 
 local now, now_text = clock()
-members_counted = {}
-announcements_held = {}
+hold_changes()
 local till = now + seconds
 local wanted = {}
 for i = 9, #ARGV do
@@ -260,21 +287,6 @@ if #placed > 0 then
   end
   redis.call('EXPIRE', places, math.ceil(last - now) + 1)
 end
--- The members counts, each written once; one that was just made (a budget
--- whose keys had all gone) is kept as its budget's are.
-local counted_anew = {}
-for key, change in pairs(members_counted) do
-  if change ~= 0 and redis.call('INCRBY', key, change) == change then
-    counted_anew[key] = true
-  end
-end
-for index, kept in pairs(budgets_kept) do
-  local sizes, members, seconds = kept[1], kept[2], kept[3]
-  if counted_anew[members] or redis.call('TTL', index) < seconds then
-    for _, key in ipairs({index, sizes, members}) do
-      redis.call('EXPIRE', key, seconds + BUDGET_SLACK)
-    end
-  end
-end
+write_budgets(write_members_counts())
 announce_held()
 return {now_text, entered, left}

@@ -53,9 +53,15 @@ end
 
 -- What this script announced already: each room (or '*') once.
 local announced = {}
--- A script that may announce several rooms (places.lua) holds them here,
--- channel -> names, and sends them as one message (announce_held).
-local announcements_held = nil
+-- A script that moves a member between rooms (places.lua) holds its
+-- announcements, channel -> names, and its changes to the budgets' members
+-- counts, key -> change, and writes each once at the end (hold_changes);
+-- every other script writes them at once.
+local announcements_held, members_counted = nil, nil
+
+local function hold_changes()
+  announcements_held, members_counted = {}, {}
+end
 
 -- Tell the web processes listening on ``channel`` that ``what`` (a room's
 -- name, or '*' for the site's lists) changed: someone joined or left. Never
@@ -89,11 +95,6 @@ end
 local function place_of(entry)
   return string.match(entry, '^(%S+) (%S+)$')
 end
-
--- A script that moves members between rooms of one budget (places.lua) adds
--- up the changes to its members count here, key -> change, and writes their
--- sum once (count_members); every other script writes each change at once.
-local members_counted = nil
 
 -- The budget counted by ``members`` holds ``change`` more members.
 local function count_members(members, change)
