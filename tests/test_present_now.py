@@ -253,6 +253,17 @@ def test_a_background_tab_pinging_once_a_minute_stays_in_its_room(
         assert api.is_viewing(alice, "thread:1")
 
 
+def test_a_tab_back_from_the_back_forward_cache_is_in_its_room_again(
+    alice: User,
+) -> None:
+    client = reader(alice)
+    token = open_thread(client, 1)
+    tab_here(client, "tab-aaaaaaaa", token)
+    tab_gone(client, "tab-aaaaaaaa")  # pagehide
+    tab_here(client, "tab-aaaaaaaa", token)  # pageshow, restored
+    assert api.is_viewing(alice, "thread:1")
+
+
 def test_a_tab_closing_again_at_once_writes_nothing(
     alice: User, redis_commands: CommandCounter
 ) -> None:

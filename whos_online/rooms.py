@@ -275,9 +275,12 @@ def leave_tab(request: HttpRequest, tab: str, *, every: float = 0) -> bool:
     round trip, at most once per ``every`` seconds a tab and process).
     Whether it left."""
     visit = visit_of(request)
-    visitor = _tab_holder(visit, visit.store.state.tabs_closed, tab, every)
+    state = visit.store.state
+    visitor = _tab_holder(visit, state.tabs_closed, tab, every)
     if visitor is None:
         return False
+    # A page back from the back-forward cache says so with the same tab.
+    state.tabs.forget(_throttled_as(visitor, tab))
     return visit.store.leave_tab(visitor.kind, visitor.member, tab)
 
 
@@ -289,9 +292,13 @@ def _tab_holder(
     visitor = visit.visitor
     if visitor is None or not visitor.is_person:
         return None
-    if every and not throttle.allows(f"{visitor.member} {tab}", every):
+    if every and not throttle.allows(_throttled_as(visitor, tab), every):
         return None
     return visitor
+
+
+def _throttled_as(visitor: Visitor, tab: str) -> str:
+    return f"{visitor.member} {tab}"
 
 
 def rooms_mark(rooms: AbstractSet[str]) -> str:

@@ -215,6 +215,11 @@ class Throttle:
             self._next[name] = now + seconds
             return True
 
+    def forget(self, name: str) -> None:
+        """Let ``name`` through next time."""
+        with self._lock:
+            self._next.pop(name, None)
+
 
 class State:
     def __init__(self, *, failure_backoff: float, shards: int = 1) -> None:

@@ -131,11 +131,14 @@
       var token = box.getAttribute("data-whos-online-here");
       if (tokens.indexOf(token) < 0) tokens.push(token);
     });
-    var bytes = new Uint8Array(12);
-    window.crypto.getRandomValues(bytes);
-    var tab = "t" + list(bytes).map(function (b) {
-      return ("0" + b.toString(16)).slice(-2);
-    }).join("");
+    function newTab() {
+      var bytes = new Uint8Array(12);
+      window.crypto.getRandomValues(bytes);
+      return "t" + list(bytes).map(function (b) {
+        return ("0" + b.toString(16)).slice(-2);
+      }).join("");
+    }
+    var tab = newTab();
 
     function said(leaving) {
       var body = new URLSearchParams({ tab: tab });
@@ -161,7 +164,13 @@
     });
     window.addEventListener("pagehide", gone);
     window.addEventListener("pageshow", function (event) {
-      if (event.persisted) here();  /* back from the back-forward cache */
+      /* Back from the back-forward cache: a page shown again is a tab of
+       * its own, as a page load is (another process may still be sparing
+       * the old tab's pings). */
+      if (event.persisted) {
+        tab = newTab();
+        here();
+      }
     });
   }
 
