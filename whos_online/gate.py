@@ -113,6 +113,7 @@ class Gate:
         """Whether the viewer hides their own last seen, and so sees others'
         only roughly: read by :meth:`chosen`, before any last seen is told."""
         self._chosen: dict[frozenset[str], Choices] = {}
+        self._own: Choices | None = None
         self.can_see = None if staff_page else get_config().can_see_function
         """The site's rule of whom each viewer may see, if it has one (the
         staff page, which only staff reach, shows everyone)."""
@@ -178,14 +179,18 @@ class Gate:
         if not wanted or not (config.allow_invisible or grades):
             return Choices()
         # A page's outputs ask about the same users (its one snapshot's):
-        # the database is asked once.
+        # the database is asked once, and this process's pages within
+        # WHOS_ONLINE_SNAPSHOT_MAX_AGE of each other once; the viewer's own
+        # choice is read anew once a page.
         asked = frozenset(wanted)
         found = self._chosen.get(asked)
         if found is None:
-            own = self._own_key()
-            found = visibility.choices_among([*wanted, own] if own else wanted)
-            if own:
-                self.hides_own_last_seen = own in found.hide_last_seen
+            own = None if self._own is not None else self._viewer_key()
+            found = visibility.choices_among(
+                wanted, reused_for=config.snapshot_max_age, fresh=own
+            )
+            if own is not None:
+                self._learn_own(own, found)
             # Only what the users asked about chose: the viewer's own choice
             # (read with theirs) is nobody's count.
             found = Choices(found.invisible & asked, found.hide_last_seen & asked)
@@ -194,15 +199,29 @@ class Gate:
             return Choices(hide_last_seen=found.hide_last_seen)
         return found
 
-    def _own_key(self) -> str | None:
-        """The viewer's key, where their own last-seen choice matters: it is
-        read with the choices of the users they look at."""
+    def own_choices(self) -> Choices:
+        """What the viewer (logged in) chose, as the database says this
+        page: read with the choices of the users the page shows, else now."""
+        if self._own is None:
+            own = str(self.viewer.pk)
+            self._learn_own(own, visibility.choices_among([own]))
+        assert self._own is not None
+        return self._own
+
+    def _learn_own(self, own: str, found: Choices) -> None:
+        mine = frozenset([own])
+        self._own = Choices(found.invisible & mine, found.hide_last_seen & mine)
+        self.hides_own_last_seen = (
+            not self.shows_hidden
+            and get_config().last_seen_shown == "exact"
+            and own in found.hide_last_seen
+        )
+
+    def _viewer_key(self) -> str | None:
+        """The viewer's key, if they are logged in: their own choices are
+        read with those of the users they look at."""
         viewer = self.viewer
-        if (
-            self.shows_hidden
-            or get_config().last_seen_shown != "exact"
-            or not getattr(viewer, "is_authenticated", False)
-        ):
+        if not getattr(viewer, "is_authenticated", False):
             return None
         return str(viewer.pk)
 

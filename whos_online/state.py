@@ -261,6 +261,9 @@ class State:
         # User pk -> (read at, the user): the users pages list, read once
         # per WHOS_ONLINE_SNAPSHOT_MAX_AGE, as their snapshots are.
         self.users: BoundedMemo[object, tuple[float, Any]] = BoundedMemo(10_000)
+        # User pk -> (read at, invisible, hides last seen): their choices as
+        # the database said, reused like the users for the gate's pages.
+        self.choices: BoundedMemo[str, tuple[float, bool, bool]] = BoundedMemo(10_000)
         self.peak_seen: tuple[int, int] | None = None
         """(people, day): the most a snapshot saw online at once above the
         site's figures, for the next write to keep (reads never write)."""

@@ -16,13 +16,15 @@ unapplied migration).
 
 from __future__ import annotations
 
+import contextlib
+import time
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
 from django.contrib.auth import get_user_model
 from django.core.exceptions import ValidationError
-from django.db import DatabaseError, transaction
+from django.db import DatabaseError, router, transaction
 from django.db.models import Q
 
 from whos_online.store import get_store
@@ -45,29 +47,63 @@ def is_invisible(user: Any) -> bool:
     return str(user.pk) in choices_among([user.pk]).invisible
 
 
-def choices_among(pks: Iterable[object]) -> Choices:
+def choices_among(
+    pks: Iterable[object], *, reused_for: float = 0.0, fresh: str | None = None
+) -> Choices:
     """What the users ``pks`` chose (one query; none for no users); every
-    choice that hides, for all of them, when the database cannot say."""
-    from whos_online.models import Visibility
+    choice that hides, for all of them, when the database cannot say.
 
+    With ``reused_for`` (seconds), what this process read of a user within
+    that long is taken again, but ``fresh``'s choice (the viewer's own) is
+    read anew: no query when every user's choice is that recent."""
     wanted = primary_keys(pks)
+    if fresh is not None:
+        wanted = [*dict.fromkeys([*wanted, *primary_keys([fresh])])]
     if not wanted:
         return Choices()
+    memo = get_store().state.choices
+    known = {}
+    if reused_for > 0:
+        now = time.monotonic()
+        for pk in wanted:
+            read = memo.get(pk)
+            if read is not None and now - read[0] < reused_for and pk != fresh:
+                known[pk] = read[1:]
+    missing = [pk for pk in wanted if pk not in known]
+    if missing:
+        read_now = _read(missing)
+        if read_now is None:
+            return Choices(frozenset(wanted), frozenset(wanted))
+        now = time.monotonic()
+        for pk in missing:
+            known[pk] = memo.put(pk, (now, *read_now.get(pk, (False, False))))[1:]
+    return Choices(
+        frozenset(pk for pk, (invisible, _) in known.items() if invisible),
+        frozenset(pk for pk, (_, hides) in known.items() if hides),
+    )
+
+
+def _read(pks: list[str]) -> dict[str, tuple[bool, bool]] | None:
+    """(invisible, hides last seen) of those of ``pks`` who chose either
+    (one query); ``None`` when the database cannot say."""
+    from whos_online.models import Visibility
+
+    rows = (
+        Visibility.objects.filter(user_id__in=pks)
+        .filter(Q(invisible=True) | Q(hide_last_seen=True))
+        .values_list("user_id", "invisible", "hide_last_seen")
+    )
+    # In a transaction, a savepoint, so a failure leaves it usable; where
+    # each query commits, none (a savepoint or a transaction costs two
+    # round trips more).
+    inside = transaction.get_connection(router.db_for_read(Visibility)).in_atomic_block
     try:
-        # A savepoint, so a failure leaves the page's own transaction usable.
-        with transaction.atomic():
-            rows = list(
-                Visibility.objects.filter(user_id__in=wanted)
-                .filter(Q(invisible=True) | Q(hide_last_seen=True))
-                .values_list("user_id", "invisible", "hide_last_seen")
-            )
+        with transaction.atomic() if inside else contextlib.nullcontext():
+            found = list(rows)
     except DatabaseError as exc:
         _unreadable(exc)
-        return Choices(frozenset(wanted), frozenset(wanted))
-    return Choices(
-        frozenset(str(pk) for pk, invisible, _ in rows if invisible),
-        frozenset(str(pk) for pk, _, hides in rows if hides),
-    )
+        return None
+    return {str(pk): (invisible, hides) for pk, invisible, hides in found}
 
 
 def primary_keys(members: Iterable[object]) -> list[str]:
@@ -97,7 +133,7 @@ def set_hide_last_seen(user: Any, hide: bool) -> bool:
     except DatabaseError as exc:
         _unreadable(exc)
         return False
-    get_store().state.snapshots.clear()
+    forget_choices(user)
     return True
 
 
@@ -117,11 +153,17 @@ def set_invisible(user: Any, invisible: bool) -> bool:
     except DatabaseError as exc:
         _unreadable(exc)
         return False
-    store = get_store()
-    pk = str(user.pk)
-    store.set_invisible(pk, invisible)  # else applied at their next record
-    store.state.snapshots.clear()
+    get_store().set_invisible(str(user.pk), invisible)  # else at their next record
+    forget_choices(user)
     return True
+
+
+def forget_choices(user: Any) -> None:
+    """Drop what this process read of ``user``'s choices, and its shared
+    snapshots: its next page shows what they chose now."""
+    state = get_store().state
+    state.choices.pop(str(user.pk), None)
+    state.snapshots.clear()
 
 
 def _unreadable(exc: DatabaseError) -> None:

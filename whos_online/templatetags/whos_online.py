@@ -22,7 +22,7 @@ from django.utils.http import urlencode
 from django.utils.safestring import SafeString
 from django.utils.translation import gettext
 
-from whos_online import page, visibility
+from whos_online import page
 from whos_online.conf import get_config
 from whos_online.decorate import MOST_PATHS
 from whos_online.rooms import join_named_room, room_name, rooms_of_page
@@ -292,6 +292,7 @@ def whos_online_visibility(context: Context) -> dict[str, Any]:
     and one to hide when they were last seen, or show it again (each a POST
     with the CSRF token; one query for both current choices)."""
     viewer = _viewer(context)
+    request = context.get("request")
     url = _reverse("whos_online:visibility")
     config = get_config()
     offers_invisible = config.allow_invisible
@@ -300,10 +301,10 @@ def whos_online_visibility(context: Context) -> dict[str, Any]:
         url is None
         or not (offers_invisible or offers_last_seen)
         or not getattr(viewer, "is_authenticated", False)
+        or not isinstance(request, HttpRequest)
     ):
         return {"visibility_url": None}
-    request = context.get("request")
-    chosen = visibility.choices_among([viewer.pk])
+    chosen = page.of(request).gate.own_choices()
     return {
         "visibility_url": url,
         "offers_invisible": offers_invisible,
