@@ -196,6 +196,30 @@ def test_a_guest_who_logs_in_is_one_visitor_today(alice: User) -> None:
     assert browser.get(JSON).json()["today"]["visitors"] == 1
 
 
+def log_in_on_a_redis_just_started(user: User, redis_client: Redis) -> Client:
+    """A guest's first page, then their login, on a Redis that knows the
+    record script by then but not the login's."""
+    redis_client.script_flush()  # as after a restart: Redis knows no script
+    browser = Client()
+    browser.get("/")
+    browser.post(f"/login/{user.pk}/")
+    return browser
+
+
+def test_a_guest_who_logs_in_on_a_redis_just_started_counts_once_in_the_record(
+    alice: User, redis_client: Redis
+) -> None:
+    browser = log_in_on_a_redis_just_started(alice, redis_client)
+    assert browser.get(JSON).json()["record"]["count"] == 1
+
+
+def test_a_guest_who_logs_in_on_a_redis_just_started_is_one_visitor_today(
+    alice: User, redis_client: Redis
+) -> None:
+    browser = log_in_on_a_redis_just_started(alice, redis_client)
+    assert browser.get(JSON).json()["today"]["visitors"] == 1
+
+
 def test_visitors_today_are_never_fewer_than_those_online_now(alice: User) -> None:
     Client().get("/", REMOTE_ADDR="192.0.2.1")  # a guest who stays a guest
     browser = Client()  # another person at the same address (one household)

@@ -5,6 +5,11 @@ Scripts are sent by SHA (``EVALSHA``), and by source when the server does
 not know them yet (``EVAL``, which goes, like ``EVALSHA``, to the one server
 holding the keys and leaves the script known there; ``SCRIPT LOAD`` would go
 to every master of a cluster, and fail while any one is down).
+
+A call the server did not know is sent again after the others of its round
+trip ran, so calls that must run in order (:func:`run_all`) are sent by
+source but for the last: a Redis just started knows no script, and a login
+whose guest left after its user was counted would count one person twice.
 """
 
 from __future__ import annotations
@@ -70,9 +75,11 @@ class Call:
 
 
 def run_all(client: Redis, calls: Sequence[Call]) -> list[Any]:
-    """Each call's reply, in one round trip (per master, on a cluster);
-    raises the first error."""
-    replies = pipelined(client, calls)
+    """Each call's reply, in one round trip (per master, on a cluster), the
+    calls run in the order given (on each server); raises the first error.
+    Every call but the last is sent by source, so that none of them can be
+    left for after the ones that follow it."""
+    replies = pipelined(client, calls, by_source=len(calls) - 1)
     for reply in replies:
         if isinstance(reply, Exception):
             raise reply
@@ -134,15 +141,20 @@ def _reply_or_error(client: Redis, call: Call) -> Any:
 
 
 def pipelined(
-    client: Redis, calls: Sequence[Call], *commands: Sequence[Arg]
+    client: Redis,
+    calls: Sequence[Call],
+    *commands: Sequence[Arg],
+    by_source: int = 0,
 ) -> list[Any]:
     """Send every call, then any plain ``commands``, before reading any
-    reply; errors are returned in place. Calls of a script a server does not
-    know are sent again with its source."""
-    replies = _send(client, calls, commands)
+    reply; errors are returned in place. The first ``by_source`` calls are
+    sent with their script's source, the others by SHA: those of a script
+    the server does not know are sent again with its source, after the rest
+    ran."""
+    replies = _send(client, calls, commands, by_source=by_source)
     unknown = [i for i, reply in enumerate(replies) if isinstance(reply, NoScriptError)]
     if unknown:
-        again = _send(client, [calls[i] for i in unknown], (), by_source=True)
+        again = _send(client, [calls[i] for i in unknown], (), by_source=len(unknown))
         for i, reply in zip(unknown, again, strict=True):
             replies[i] = reply
     return replies
@@ -153,14 +165,17 @@ def _send(
     calls: Sequence[Call],
     commands: Sequence[Sequence[Arg]],
     *,
-    by_source: bool = False,
+    by_source: int,
 ) -> list[Any]:
+    """The replies of ``calls``, the first ``by_source`` of them sent with
+    their script's source, then of ``commands``."""
     # Commands go by name: redis-py's cluster pipeline refuses its evalsha()
     # and pfcount() methods, but routes the commands themselves by their keys.
     pipe: Any = client.pipeline(transaction=False)
-    command = "EVAL" if by_source else "EVALSHA"
-    for call in calls:
-        script = source_of(call.script)[0 if by_source else 1]
+    for i, call in enumerate(calls):
+        whole = i < by_source
+        command = "EVAL" if whole else "EVALSHA"
+        script = source_of(call.script)[0 if whole else 1]
         pipe.execute_command(command, script, len(call.keys), *call.keys, *call.args)
     for plain in commands:
         pipe.execute_command(*plain)
