@@ -70,6 +70,7 @@ def test_recording_loads_the_script_again_after_redis_forgets_it(
     assert presence.snapshot(0).counts.guests == 2
 
 
+@pytest.mark.usefixtures("warm_scripts")
 def test_recording_is_one_round_trip(redis_commands: CommandCounter) -> None:
     presence.record_guest("192.0.2.1")
     assert redis_commands.commands == ["EVALSHA"]

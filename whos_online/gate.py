@@ -124,6 +124,17 @@ class Gate:
         return self.can_see is not None
 
     @property
+    def kind(self) -> tuple[bool, bool, bool] | None:
+        """What sets this viewer apart: viewers of one kind, shown the same
+        snapshot and the same users' choices, learn the same (whether they
+        see hidden users, may learn names, hide their own last seen, as
+        read by :meth:`chosen`); ``None`` where the site's rule judges each
+        viewer alone."""
+        if self.judges_each_user:
+            return None
+        return (self.shows_hidden, self.in_audience, self.hides_own_last_seen)
+
+    @property
     def personal(self) -> bool:
         """Whether this viewer may learn more than a visitor who is not
         logged in: an answer for them must not be kept for others."""

@@ -11,7 +11,7 @@ choose never leave through the public roster.
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable
+from collections.abc import Hashable, Iterable
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
@@ -75,6 +75,11 @@ class Roster(Windowed):
     could not be read): what "N minutes ago" is counted to."""
     today_users: list[Any] = field(default_factory=list)
     """Users seen today that the viewer may see, by name, when asked for."""
+    made_from: tuple[Snapshot, Hashable] | None = None
+    """The snapshot this process shares between pages and what else the
+    roster was made from (the kind of viewer, the users' choices, the limit),
+    when every viewer given the same is shown the same: ``None`` when it was
+    made for its viewer alone."""
 
     @property
     def more(self) -> int:
@@ -128,6 +133,7 @@ def online_roster(
         snapshot = snapshot_for(listing, room, with_hidden, request)
     if snapshot is None:
         return Roster(window=get_config().window, room=room)
+    shared = snapshot if snapshot is _shared(room, with_hidden) else None
     if room is not None and request is not None and room in rooms_of_page(request):
         snapshot = with_reader(snapshot, reader_of(request), shows_hidden)
     choices = gate.chosen([*(m for m, _ in snapshot.users), *snapshot.today_named])
@@ -170,6 +176,10 @@ def online_roster(
         "shows_hidden_count": gate.shows_hidden_count,
         "now": as_datetime(snapshot.now),
     }
+    kind = gate.kind
+    if snapshot is shared and kind is not None:
+        made = (id(shared), limit, kind, choices.invisible, choices.hide_last_seen)
+        figures["made_from"] = (shared, made)
     if not gate.shows_names(nameable):
         return Roster(**figures, shows_names=False)
     known = [
@@ -297,6 +307,13 @@ def snapshot_for(
         if request is not None:
             page.of(request).snapshots[key] = taken
     return taken[1]
+
+
+def _shared(room: str | None, shows_hidden: bool) -> Snapshot | None:
+    """The snapshot of ``room`` this process shares between its pages, if
+    it keeps one."""
+    kept = get_store().state.snapshots.get((room, shows_hidden))
+    return None if kept is None else kept[2]
 
 
 def _shared_or_new(

@@ -264,6 +264,9 @@ class State:
         # User pk -> (read at, invisible, hides last seen): their choices as
         # the database said, reused like the users for the gate's pages.
         self.choices: BoundedMemo[str, tuple[float, bool, bool]] = BoundedMemo(10_000)
+        # (what a roster was made from, language, time zone) -> (its shared
+        # snapshot, the widget's HTML), reused while that snapshot is.
+        self.renders: BoundedMemo[Any, tuple[Any, Any]] = BoundedMemo(256)
         self.peak_seen: tuple[int, int] | None = None
         """(people, day): the most a snapshot saw online at once above the
         site's figures, for the next write to keep (reads never write)."""

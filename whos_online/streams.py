@@ -19,7 +19,6 @@ from __future__ import annotations
 import asyncio
 import hashlib
 from collections.abc import AsyncIterator
-from typing import Any
 
 from asgiref.sync import sync_to_async
 from django.core.handlers.asgi import ASGIRequest
@@ -29,7 +28,6 @@ from django.http import (
     HttpResponseBase,
     StreamingHttpResponse,
 )
-from django.template.loader import render_to_string
 from django.utils import translation
 from django.utils.cache import add_never_cache_headers, patch_vary_headers
 from django.views.decorators.http import require_GET
@@ -37,6 +35,7 @@ from django.views.decorators.http import require_GET
 from whos_online import page
 from whos_online.conf import get_config
 from whos_online.live import Unavailable, follow
+from whos_online.rendered import widget_html
 from whos_online.rooms import room_from_token
 from whos_online.roster import online_roster
 
@@ -139,6 +138,4 @@ def _render(request: HttpRequest, room: str | None, language: str) -> str:
     """The widget as ``online_fragment`` renders it, read afresh."""
     page.forget(request)
     with translation.override(language):
-        roster = online_roster(room=room, request=request)
-        context: dict[str, Any] = {"roster": roster}
-        return render_to_string("whos_online/widget.html", context, request)
+        return widget_html(online_roster(room=room, request=request), request)

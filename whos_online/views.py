@@ -20,7 +20,6 @@ from django.http import (
     HttpResponseBase,
     HttpResponseRedirect,
 )
-from django.template.loader import render_to_string
 from django.template.response import TemplateResponse
 from django.utils.cache import (
     add_never_cache_headers,
@@ -37,6 +36,7 @@ from whos_online.board import board_for
 from whos_online.conf import get_config
 from whos_online.decorate import decorations
 from whos_online.page import viewer_of, visit_of
+from whos_online.rendered import widget_html
 from whos_online.rooms import (
     enter_rooms,
     keep_tab,
@@ -79,8 +79,7 @@ def online_fragment(request: HttpRequest) -> HttpResponseBase:
         roster = _roster_for(request)
     except Refused as refused:
         return HttpResponse(refused.reason, status=refused.status)
-    html = render_to_string("whos_online/widget.html", {"roster": roster}, request)
-    return _conditional(request, HttpResponse(html))
+    return _conditional(request, HttpResponse(widget_html(roster, request)))
 
 
 @require_GET
@@ -262,11 +261,7 @@ def _widgets(request: HttpRequest, room: str | None) -> dict[str, str]:
         return {}
     rooms = [None] if room is None else [None, room]
     return {
-        name or "": render_to_string(
-            "whos_online/widget.html",
-            {"roster": online_roster(room=name, request=request)},
-            request,
-        )
+        name or "": widget_html(online_roster(room=name, request=request), request)
         for name in rooms
     }
 

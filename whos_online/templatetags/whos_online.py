@@ -7,6 +7,7 @@ costs at most one Redis round trip and never raises when Redis is down.
 
 from __future__ import annotations
 
+import functools
 import time
 from datetime import datetime, timezone
 from typing import Any
@@ -25,6 +26,7 @@ from django.utils.translation import gettext
 from whos_online import page
 from whos_online.conf import get_config
 from whos_online.decorate import MOST_PATHS
+from whos_online.rendered import widget_html
 from whos_online.rooms import join_named_room, room_name, rooms_of_page
 from whos_online.rooms import page_room as page_room_of
 from whos_online.rooms import room_token as make_room_token
@@ -124,6 +126,8 @@ def whos_online(
             else None
         ),
         "here": _here(context, name) if refreshed else None,
+        # Rendered where the template shows it (a site's copy may not).
+        "widget": functools.partial(widget_html, roster, context.get("request")),
         "request": context.get("request"),
         "heading": level if level in range(1, 7) else 0,
         # What the beacon's fresh widgets are keyed by; None for a bad room.

@@ -1,0 +1,167 @@
+"""The widget rendered once per shared snapshot and kind of viewer: pages
+that share a snapshot (``WHOS_ONLINE_SNAPSHOT_MAX_AGE``) and whose viewers
+may learn the same get the same HTML, rendered once by their process;
+whatever sets a viewer apart renders apart."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from django.contrib.auth.models import User
+from django.test import Client
+from django.utils import translation
+from pytest_django.fixtures import Settings as SettingsWrapper
+
+from tests import presence
+
+pytestmark = pytest.mark.django_db
+
+WIDGET = "whos_online/widget.html"
+
+
+@pytest.fixture(autouse=True)
+def shared_snapshots(settings: SettingsWrapper) -> None:
+    settings.WHOS_ONLINE_SNAPSHOT_MAX_AGE = 30
+
+
+def guarded(client: Client, path: str = "/busy-page/") -> Client:
+    """``client`` after its first page: recorded, so its next pages share the
+    process's snapshot (a visitor who just arrived gets their own)."""
+    client.get(path)
+    return client
+
+
+def widget_renders(response: Any) -> int:
+    return [template.name for template in response.templates].count(WIDGET)
+
+
+def widget_of(response: Any) -> str:
+    html = str(response.content.decode())
+    return html[html.index('<div class="whos-online-widget"') :]
+
+
+def test_guests_pages_sharing_a_snapshot_render_the_widget_once(alice: User) -> None:
+    presence.record_user(alice.pk)
+    arrived = Client(REMOTE_ADDR="192.0.2.1").get("/busy-page/")
+    assert widget_renders(arrived) == 1  # a snapshot of their own, then shared
+    first = guarded(Client(REMOTE_ADDR="192.0.2.2"))
+    second = guarded(Client(REMOTE_ADDR="192.0.2.3"))
+    pages = [client.get("/busy-page/") for client in (first, second, first)]
+    assert [widget_renders(page) for page in pages] == [0, 0, 0]
+    assert widget_of(pages[0]) == widget_of(pages[1])
+    assert "alice" in widget_of(pages[1])
+
+
+def test_users_who_may_learn_the_same_share_one_render(alice: User, bob: User) -> None:
+    presence.record_user(alice.pk)
+    alices, bobs = Client(), Client()
+    alices.force_login(alice)
+    bobs.force_login(bob)
+    guarded(alices), guarded(bobs)
+    assert widget_renders(alices.get("/busy-page/")) == 0
+    assert widget_renders(bobs.get("/busy-page/")) == 0
+    assert "alice" in widget_of(bobs.get("/busy-page/"))
+
+
+def test_a_guest_and_a_user_each_get_the_widget_their_kind_may_learn(
+    settings: SettingsWrapper, alice: User, bob: User
+) -> None:
+    settings.WHOS_ONLINE_NAMES_VISIBLE_TO = "users"
+    presence.record_user(alice.pk)
+    bobs = Client()
+    bobs.force_login(bob)
+    guest = guarded(Client(REMOTE_ADDR="192.0.2.1"))
+    guarded(bobs)
+    assert "alice" in widget_of(bobs.get("/busy-page/"))
+    assert "alice" not in widget_of(guest.get("/busy-page/"))
+    assert "alice" in widget_of(bobs.get("/busy-page/"))
+
+
+def test_staff_get_their_own_render_with_hidden_users(
+    django_user_model: type[User],
+) -> None:
+    ghost = django_user_model.objects.create_user("ghost")
+    presence.record_user(ghost.pk, hidden=True)
+    staff = Client()
+    staff.force_login(django_user_model.objects.create_user("s", is_staff=True))
+    user = Client()
+    user.force_login(django_user_model.objects.create_user("u"))
+    guarded(staff), guarded(user)
+    assert "ghost" in widget_of(staff.get("/busy-page/"))
+    assert "ghost" not in widget_of(user.get("/busy-page/"))
+    assert "ghost" in widget_of(staff.get("/busy-page/"))
+
+
+def test_under_a_rule_of_whom_each_viewer_may_see_each_viewer_renders_apart(
+    settings: SettingsWrapper, django_user_model: type[User], alice: User
+) -> None:
+    settings.WHOS_ONLINE_CAN_SEE = "tests.hiding.friends_only"
+    presence.record_user(alice.pk)
+    friend = Client()
+    friend.force_login(django_user_model.objects.create_user("friend-of-alice"))
+    stranger = Client()
+    stranger.force_login(django_user_model.objects.create_user("stranger"))
+    guarded(friend), guarded(stranger)
+    assert "alice" in widget_of(friend.get("/busy-page/"))
+    reply = stranger.get("/busy-page/")
+    assert widget_renders(reply) == 1
+    assert "alice" not in widget_of(reply)
+
+
+def test_a_choice_taken_since_the_render_shows_on_the_next_page(alice: User) -> None:
+    presence.record_user(alice.pk)
+    guest = guarded(Client())
+    assert "alice" in widget_of(guest.get("/busy-page/"))
+    alices = Client()
+    alices.force_login(alice)
+    alices.post("/whos-online/visibility/", {"invisible": "1"})
+    assert "alice" not in widget_of(guest.get("/busy-page/"))
+
+
+@pytest.fixture
+def languages(settings: SettingsWrapper) -> Iterator[None]:
+    """Each request in the language its browser asks for."""
+    settings.MIDDLEWARE = [
+        "django.contrib.sessions.middleware.SessionMiddleware",
+        "django.middleware.locale.LocaleMiddleware",
+        *settings.MIDDLEWARE[1:],
+    ]
+    yield
+    translation.activate(settings.LANGUAGE_CODE)
+
+
+@pytest.mark.usefixtures("languages")
+def test_each_language_gets_its_own_render(alice: User) -> None:
+    presence.record_user(alice.pk)
+    english = guarded(Client(headers={"accept-language": "en"}))
+    french = guarded(Client(headers={"accept-language": "fr"}))
+    assert "visitors online" in widget_of(english.get("/busy-page/"))
+    assert "visiteurs en ligne" in widget_of(french.get("/busy-page/"))
+
+
+def test_each_time_zone_gets_its_own_render(alice: User) -> None:
+    presence.record_user(alice.pk)
+    guest = guarded(Client())
+    utc = widget_of(guest.get("/busy-page/"))
+    tokyo = widget_of(guest.get("/busy-page/", {"tz": "Asia/Tokyo"}))
+    assert "Most ever online" in utc
+    assert utc != tokyo
+
+
+def test_a_sites_own_widget_template_renders_for_each_viewer(
+    settings: SettingsWrapper, tmp_path: Path, alice: User, bob: User
+) -> None:
+    own = tmp_path / "whos_online" / "widget.html"
+    own.parent.mkdir()
+    own.write_text('<div class="whos-online-widget">for {{ request.user }}</div>')
+    settings.TEMPLATES = [{**settings.TEMPLATES[0], "DIRS": [tmp_path]}]
+    presence.record_user(alice.pk)
+    alices, bobs = Client(), Client()
+    alices.force_login(alice)
+    bobs.force_login(bob)
+    guarded(alices), guarded(bobs)
+    assert "for alice" in widget_of(alices.get("/busy-page/"))
+    assert "for bob" in widget_of(bobs.get("/busy-page/"))
