@@ -8,9 +8,10 @@ from django.http import HttpRequest
 from django.test import RequestFactory
 from pytest_django.fixtures import Settings as SettingsWrapper
 
+from whos_online import page
 from whos_online.bots import bot_name
 from whos_online.state import Throttle
-from whos_online.visitors import Visit, Visitor
+from whos_online.visitors import Visitor
 
 pytestmark = pytest.mark.django_db
 
@@ -20,7 +21,7 @@ FIREFOX = "Mozilla/5.0 (X11; Linux x86_64; rv:128.0) Gecko/20100101 Firefox/128.
 
 def visitor(request: HttpRequest, user: object = None) -> Visitor | None:
     request.user = user or AnonymousUser()  # type: ignore[assignment]
-    return Visit(request).visitor
+    return page.visit_of(request).visitor
 
 
 @pytest.fixture

@@ -13,10 +13,9 @@ from django.urls import NoReverseMatch, reverse
 from django.utils.cache import patch_cache_control, patch_vary_headers
 
 from whos_online import page
-from whos_online.page import visit_of
+from whos_online.page import Page
 from whos_online.rooms import record_page_rooms, rooms_to_enter
-from whos_online.seen import Cookies, session_changed
-from whos_online.store import get_store
+from whos_online.seen import session_changed
 from whos_online.visitors import Visit
 
 
@@ -52,78 +51,81 @@ class WhosOnlineMiddleware:
     def __call__(self, request: HttpRequest) -> Any:
         if self.async_mode:
             return self.__acall__(request)
-        store = get_store()
-        if store.config.problems:  # logged once by get_config
+        made = page.start(request)
+        if made is None:
             return self.get_response(request)
-        seen = Cookies(request, store)
-        visit = None if seen.guarded else before_view(request, seen)
-        outer, page.THREAD.request = page.THREAD.request, request
+        visit = None if made.guarded else before_view(made)
+        outer, page.THREAD.page = page.THREAD.page, made
         try:
             response: HttpResponseBase = self.get_response(request)  # type: ignore[assignment]
         finally:
-            page.THREAD.request = outer
-        if after_view_needed(request, response, seen, visit):
-            after_view(visit_of(request, seen), response)
-        rooms = rooms_to_enter(request, response, seen)
-        if rooms is not None:
-            record_page_rooms(request, response, seen, rooms)
-        if store.has_peak_to_keep:
-            store.keep_peak_seen()
-        made = getattr(request, page.ATTRIBUTE, None)
-        if made is not None and made.personal:
+            page.THREAD.page = outer
+        writes = writes_after(made, response, visit)
+        if writes is not None:
+            writes()
+        if made.personal:
             keep_private(response)
         return response
 
     async def __acall__(self, request: HttpRequest) -> HttpResponseBase:
-        store = get_store()
-        if store.config.problems:  # logged once by get_config
+        made = page.start(request)
+        if made is None:
             return await self.get_response(request)  # type: ignore[no-any-return,misc]
-        seen = Cookies(request, store)
-        visit = None
-        if not seen.guarded:
-            visit = await sync_to_async(before_view)(request, seen)
-        token = page.TASK.set(request)
+        visit = None if made.guarded else await sync_to_async(before_view)(made)
+        token = page.TASK.set(made)
         try:
             response: HttpResponseBase = await self.get_response(request)  # type: ignore[misc]
         finally:
             page.TASK.reset(token)
-        if after_view_needed(request, response, seen, visit):
-            await sync_to_async(after_view)(visit_of(request, seen), response)
-        rooms = rooms_to_enter(request, response, seen)
-        if rooms is not None:
-            await sync_to_async(record_page_rooms)(request, response, seen, rooms)
-        if store.has_peak_to_keep:
-            await sync_to_async(store.keep_peak_seen)()
-        made = getattr(request, page.ATTRIBUTE, None)
-        if made is not None and made.personal:
+        writes = writes_after(made, response, visit)
+        if writes is not None:
+            await sync_to_async(writes)()
+        if made.personal:
             keep_private(response)
         return response
 
 
-def before_view(request: HttpRequest, seen: Cookies) -> Visit:
+def before_view(made: Page) -> Visit:
     """The guard does not hold (by a clock learnt lately): ask Redis' clock
     if the guard may hold after all, else record the visitor."""
-    visit = visit_of(request, seen)
+    visit = made.visit_of()
     if visit.guard is not None:
         visit.store.catch_up(visit.guard.data_label)
-    if not visit.is_guarded and not is_heartbeat(request):
+    if not visit.is_guarded and not is_heartbeat(made.request):
         visit.record()
     return visit
 
 
-def after_view_needed(
-    request: HttpRequest, response: HttpResponseBase, seen: Cookies, visit: Visit | None
-) -> bool:
-    """Whether the view's answer leaves anything to record: a visitor just
-    recorded (their guard, their location), a new identity, or a user who
-    moved to a page with another location."""
-    return (
+def writes_after(
+    made: Page, response: HttpResponseBase, visit: Visit | None
+) -> Callable[[], None] | None:
+    """What the view's answer leaves to write, as one call (a thread's, under
+    ASGI); ``None`` when it leaves nothing, as on the guarded path: a
+    visitor just recorded (their guard, their location), a new identity, a
+    user who moved to a page with another location, the rooms of a page a
+    browser opened, a peak a snapshot saw."""
+    request = made.request
+    records = (
         visit is not None
         and visit.stamp is not None
-        or session_changed(request, seen.session_key)
-        or seen.moved
+        or session_changed(request, made.session_key)
+        or made.moved
         and 200 <= response.status_code < 300
     )
+    rooms = rooms_to_enter(made, response)
+    peak = made.store.has_peak_to_keep
+    if not records and rooms is None and not peak:
+        return None
+
+    def write() -> None:
+        if records:
+            after_view(made.visit_of(), response)
+        if rooms is not None:
+            record_page_rooms(request, response, rooms)
+        if peak:
+            made.store.keep_peak_seen()
+
+    return write
 
 
 def is_heartbeat(request: HttpRequest) -> bool:

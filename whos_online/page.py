@@ -1,23 +1,28 @@
 """One object per request for what it learns of presence:
-``request.whos_online``, a :class:`Page` made on first use, the way
-django-htmx hangs ``request.htmx`` on the request.
+``request.whos_online``, a :class:`Page`, the way django-htmx hangs
+``request.htmx`` on the request.
 
-It holds the request's :class:`~whos_online.visitors.Visit` once one is
-made (who the visitor is, what was recorded of them), the viewer's
+The middleware makes it for every request: it is what the cookies say
+(:class:`~whos_online.seen.Cookies`: the session key, the guard, whether it
+spares the request a record), and, worked out when first asked, the
+request's :class:`~whos_online.visitors.Visit` (who the visitor is, what was
+recorded of them), who the page is made for and their
 :class:`~whos_online.gate.Gate`, the page's snapshots (so the widget,
 counts and badges of one page cost one round trip), the badges' statuses,
 the rooms its templates name, and whether anything made for this viewer
-alone was shown (the middleware then marks the response private).
+alone was shown (the middleware then marks the response private). Without
+the middleware (a view called directly), the first to ask makes it.
 
-The badge filters see no context, so the middleware also sets the request
-whose page is being made: a thread-local for a synchronous request (cheaper
-on every guarded request), a context variable for an asynchronous one.
+The badge filters see no context, so the middleware also sets the page
+being made: a thread-local for a synchronous request (cheaper on every
+guarded request), a context variable for an asynchronous one.
 """
 
 from __future__ import annotations
 
 import functools
 import threading
+from collections.abc import Set as AbstractSet
 from contextvars import ContextVar
 from typing import Any
 
@@ -25,34 +30,39 @@ from django.http import HttpRequest
 
 from whos_online.gate import Gate
 from whos_online.seen import Cookies
-from whos_online.store import Snapshot
+from whos_online.store import Snapshot, get_store
 from whos_online.visibility import Choices
 from whos_online.visitors import Visit
 
 ATTRIBUTE = "whos_online"
 
 
-class Page:
-    """What one request's page learns of presence, worked out lazily."""
+class Page(Cookies):
+    """What one request's page learns of presence: what its cookies say,
+    read when it is made, and the rest worked out when first asked."""
 
-    def __init__(self, request: HttpRequest) -> None:
-        self.request = request
-        self.snapshots: dict[tuple[str | None, bool], tuple[int, Snapshot]] = {}
+    visit: Visit | None = None
+    """The visitor and what was recorded of them, once asked."""
+    choices: Choices | None = None
+    """What the users the page's snapshot lists as visible chose (the
+    database's word), once asked."""
+    refused: frozenset[str] = frozenset()
+    """Which of them the site's rule keeps from this viewer, asked with
+    their choices."""
+    personal = False
+    """Whether this page showed anything made for its viewer alone."""
+    named_rooms: AbstractSet[str] = frozenset()
+    """The rooms the page's templates named by instance."""
+
+    @functools.cached_property
+    def snapshots(self) -> dict[tuple[str | None, bool], tuple[int, Snapshot]]:
         """(room, with hidden users) -> (names listed, snapshot)."""
-        self.badges: dict[str, Any] = {}
+        return {}
+
+    @functools.cached_property
+    def badges(self) -> dict[str, Any]:
         """User key -> their status as this page shows it."""
-        self.choices: Choices | None = None
-        """What the users the page's snapshot lists as visible chose (the
-        database's word), once asked."""
-        self.refused: frozenset[str] = frozenset()
-        """Which of them the site's rule keeps from this viewer, asked with
-        their choices."""
-        self.named_rooms: set[str] = set()
-        """The rooms the page's templates named by instance."""
-        self.personal = False
-        """Whether this page showed anything made for its viewer alone."""
-        self.visit: Visit | None = None
-        """The visitor and what was recorded of them, once asked."""
+        return {}
 
     @functools.cached_property
     def viewer(self) -> Any:
@@ -77,13 +87,30 @@ class Page:
         self.personal = self.personal or gate.personal
         return gate
 
+    def visit_of(self) -> Visit:
+        """The request's visit, made now if it was not."""
+        if self.visit is None:
+            self.visit = Visit(self)
+        return self.visit
+
+
+def start(request: HttpRequest) -> Page | None:
+    """The middleware's first step: the request's :class:`Page`, its
+    cookies read; ``None`` when presence is off (``Config.problems``)."""
+    store = get_store()
+    if store.config.problems:  # logged once by get_config
+        return None
+    made = Page(request, store)
+    setattr(request, ATTRIBUTE, made)
+    return made
+
 
 def of(request: HttpRequest) -> Page:
-    """The request's :class:`Page`, made on first use."""
+    """The request's :class:`Page`, made now if the middleware did not."""
     found = getattr(request, ATTRIBUTE, None)
     if isinstance(found, Page):
         return found
-    made = Page(request)
+    made = Page(request, get_store())
     setattr(request, ATTRIBUTE, made)
     return made
 
@@ -105,13 +132,9 @@ def may_be_kept_for_others(request: HttpRequest) -> bool:
     return bool(getattr(request, "_cache_update_cache", False))
 
 
-def visit_of(request: HttpRequest, seen: Cookies | None = None) -> Visit:
-    """The request's visit, as the middleware saw it (made now if it did not;
-    ``seen``: what the middleware read of the cookies before the view)."""
-    made = of(request)
-    if made.visit is None:
-        made.visit = Visit(request, seen=seen)
-    return made.visit
+def visit_of(request: HttpRequest) -> Visit:
+    """The request's visit, as the middleware saw it (made now if it did not)."""
+    return of(request).visit_of()
 
 
 def viewer_of(request: HttpRequest) -> Any:
@@ -133,16 +156,15 @@ def made_for(request: HttpRequest) -> Page | None:
 
 
 class ThreadPage(threading.local):
-    request: HttpRequest | None = None
+    page: Page | None = None
 
 
 THREAD = ThreadPage()
 """The page of the synchronous request this thread is serving."""
-TASK: ContextVar[HttpRequest | None] = ContextVar("whos_online_page", default=None)
+TASK: ContextVar[Page | None] = ContextVar("whos_online_page", default=None)
 """The page of the asynchronous request this task is serving."""
 
 
 def current() -> Page | None:
     """The page being made, if the middleware made one."""
-    request = TASK.get() or THREAD.request
-    return None if request is None else of(request)
+    return TASK.get() or THREAD.page

@@ -35,8 +35,7 @@ from django.utils.crypto import salted_hmac
 from whos_online import guard, page
 from whos_online.conf import get_config
 from whos_online.locations import marked
-from whos_online.page import visit_of
-from whos_online.seen import Cookies
+from whos_online.page import Page, visit_of
 from whos_online.state import Throttle
 from whos_online.store import Store, get_store, is_room_name
 from whos_online.visitors import Visit, Visitor
@@ -134,7 +133,8 @@ def room_at(match: ResolverMatch) -> str | None:
 
 def join_named_room(request: HttpRequest, room: str) -> None:
     """A template named ``room`` by a model instance: the page is in it."""
-    page.of(request).named_rooms.add(room)
+    made = page.of(request)
+    made.named_rooms = made.named_rooms | {room}
 
 
 def rooms_of_page(request: HttpRequest) -> AbstractSet[str]:
@@ -146,27 +146,25 @@ def rooms_of_page(request: HttpRequest) -> AbstractSet[str]:
     return named if room is None else named | {room}
 
 
-def rooms_to_enter(
-    request: HttpRequest, response: HttpResponseBase, seen: Cookies
-) -> AbstractSet[str] | None:
+def rooms_to_enter(made: Page, response: HttpResponseBase) -> AbstractSet[str] | None:
     """After the view: the rooms a page a browser opened (answered 2xx)
     puts its device in (none: it leaves those of its page before), or
     ``None`` when nothing is to be written: their guard holds and says they
     were recorded in these very rooms lately (a guarded page of the same
     rooms costs nothing, and so does a page in no room after one in no
-    room). Reads nothing but the request, so the middleware asks it on every
-    request before it hands anything to a thread. ``seen``: what the
-    middleware read of the cookies."""
+    room). Reads nothing but the request and what its cookies said, so the
+    middleware asks it on every request before it hands anything to a
+    thread."""
     # Before anything is kept of the path: a page that does not exist costs
     # nobody else anything.
     if not 200 <= response.status_code < 300:
         return None
-    _, mark = room_of_path(request, seen.store)
-    made = getattr(request, page.ATTRIBUTE, None)
-    if made is not None and made.named_rooms:  # rooms named by the templates too
+    request = made.request
+    _, mark = room_of_path(request, made.store)
+    if made.named_rooms:  # rooms named by the templates too
         mark = rooms_mark(rooms_of_page(request))
-    before = "" if seen.guard is None else seen.guard.rooms
-    if mark == before and (seen.guarded or not mark):
+    before = "" if made.guard is None else made.guard.rooms
+    if mark == before and (made.guarded or not mark):
         return None  # the guarded path: nothing else is read
     if not is_page_opened(request, response):
         return None
@@ -174,14 +172,11 @@ def rooms_to_enter(
 
 
 def record_page_rooms(
-    request: HttpRequest,
-    response: HttpResponseBase,
-    seen: Cookies,
-    rooms: AbstractSet[str],
+    request: HttpRequest, response: HttpResponseBase, rooms: AbstractSet[str]
 ) -> None:
     """The device is in ``rooms`` now (:func:`rooms_to_enter`), and its
     guard says so: one round trip."""
-    enter_rooms(request, rooms, seen)
+    enter_rooms(request, rooms)
     note_rooms(request, rooms, response)
 
 
@@ -200,15 +195,13 @@ def is_page_opened(request: HttpRequest, response: HttpResponseBase) -> bool:
     return request.method == "GET" and content_type.startswith("text/html")
 
 
-def enter_rooms(
-    request: HttpRequest, rooms: AbstractSet[str], seen: Cookies | None = None
-) -> None:
+def enter_rooms(request: HttpRequest, rooms: AbstractSet[str]) -> None:
     """The request's device is now in ``rooms`` (valid names; none: in no
     room): one round trip; a failure is logged, never raised, and costs
     nobody else anything. Crawlers are counted on the site, never in
     rooms: a crawler fetching every thread would fill the rooms people
     read. :func:`note_rooms` then tells the guard."""
-    visit = visit_of(request, seen)
+    visit = visit_of(request)
     visitor = visit.visitor
     if visitor is not None and visitor.is_person:
         store = visit.store

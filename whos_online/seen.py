@@ -27,12 +27,13 @@ class Cookies:
     and whether it spares the request a record, by Redis' time and data
     generation as this process learnt them in the past few seconds.
 
-    Made for every request, so a plain class with slots whose one call does
+    Read once for every request, guarded or not, by the request's one
+    object (:class:`~whos_online.page.Page` is one), so its one call does
     it all: on the guarded path each Python call costs about as much as the
     work it wraps.
     """
 
-    __slots__ = ("guard", "moved", "session_key", "guarded", "store")
+    __slots__ = ("guard", "guarded", "moved", "request", "session_key", "store")
 
     def __init__(self, request: HttpRequest, store: Store) -> None:
         config = store.config
@@ -45,8 +46,9 @@ class Cookies:
         else:
             session_key = cookies.get(config.session_cookie_name, "")
         raw = cookies.get(config.guard_cookie_name)
+        self.request = request
         self.store = store
-        """The store read with, which the rooms after the view ask too."""
+        """The store read with, which the records and rooms ask too."""
         self.session_key = session_key
         self.moved = False
         """Whether a user's GET page view has a location other than the one

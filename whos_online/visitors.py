@@ -16,7 +16,7 @@ import functools
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from django.http import HttpRequest, HttpResponseBase
+from django.http import HttpResponseBase
 
 from whos_online import guard, locations, signals
 from whos_online.addresses import client_address
@@ -24,7 +24,7 @@ from whos_online.bots import bot_name
 from whos_online.gate import recorded_hidden
 from whos_online.privacy import daily_key, stored_address
 from whos_online.seen import Cookies, guard_address, mark_of, session_changed
-from whos_online.store import Kind, Raised, Sighting, Stamp, Store, get_store
+from whos_online.store import Kind, Raised, Sighting, Stamp
 
 # What a heartbeat did: see Visit.heartbeat.
 Heartbeat = Literal["refused", "fresh", "recorded", "failed"]
@@ -60,16 +60,10 @@ class Visit:
     """What Redis said when the visitor was recorded by this request."""
     recorded: Visitor | None = None
 
-    def __init__(
-        self,
-        request: HttpRequest,
-        store: Store | None = None,
-        seen: Cookies | None = None,
-    ) -> None:
-        self.request = request
-        self.store = store = store or get_store()
+    def __init__(self, seen: Cookies) -> None:
+        self.request = seen.request
+        self.store = store = seen.store
         self.config = store.config
-        seen = seen or Cookies(request, store)
         self.session_key, self.guard = seen.session_key, seen.guard
         self.where = "" if seen.guard is None else seen.guard.where
         """The mark of the user's location as last written, as far as

@@ -359,7 +359,7 @@ def _roster(
     return online_roster(
         limit,
         room=name,
-        viewer=getattr(request, "user", None),
+        viewer=_viewer(context),
         request=request if isinstance(request, HttpRequest) else None,
     )
 
