@@ -28,6 +28,7 @@ from django.utils.cache import (
     patch_vary_headers,
 )
 from django.utils.http import url_has_allowed_host_and_scheme
+from django.utils.log import log_response
 from django.views.decorators.csrf import csrf_exempt, csrf_protect
 from django.views.decorators.http import require_GET, require_POST
 
@@ -118,7 +119,7 @@ def heartbeat(request: HttpRequest) -> HttpResponseBase:
     visit = visit_of(request)
     done = visit.heartbeat(least, fresh_for)
     if done == "failed":
-        return outage_response()
+        return outage_response(request)
     if done == "refused":
         response = json_response({"recorded": False}, status=429)
         response["Retry-After"] = str(int(least))
@@ -128,13 +129,20 @@ def heartbeat(request: HttpRequest) -> HttpResponseBase:
     return response
 
 
-def outage_response() -> HttpResponse:
+def outage_response(request: HttpRequest) -> HttpResponse:
     """A 503 for a Redis outage, which the circuit breaker has logged once
-    already: marked as logged, so that Django's ``django.request`` logger
-    (whose ERROR records mail the ``ADMINS``) does not log it again for
-    every open tab's heartbeat."""
+    already: logged here at DEBUG by Django's own ``log_response``, which
+    marks it logged, so that the ``django.request`` logger (whose ERROR
+    records mail the ``ADMINS``) does not log it again for every open tab's
+    heartbeat."""
     response = json_response({"recorded": False}, status=503)
-    response._has_been_logged = True  # type: ignore[attr-defined]
+    log_response(
+        "Who's online: Redis unreachable: %s",
+        request.path,
+        response=response,
+        request=request,
+        level="debug",
+    )
     return response
 
 
