@@ -188,6 +188,22 @@ def test_a_guarded_request_loads_neither_the_session_nor_the_user(
     assert redis_commands.commands == []
 
 
+def test_a_guarded_request_whose_page_asks_nothing_of_presence_builds_nothing(
+    rf: RequestFactory,
+) -> None:
+    middleware = WhosOnlineMiddleware(lambda request: HttpResponse())
+    first = rf.get("/")
+    issued = middleware(first).cookies[GUARD].value
+    assert hasattr(first, "whos_online")  # recorded: its page was made
+    pages = []
+    for _ in range(2):  # the first MAC checked makes the process remember it
+        later = rf.get("/")
+        later.COOKIES[GUARD] = issued
+        middleware(later)
+        pages.append(hasattr(later, "whos_online"))
+    assert pages == [True, False]
+
+
 def test_logging_in_records_the_user_at_once(
     browser: Client, alice: User, redis_client: Redis
 ) -> None:
@@ -487,6 +503,20 @@ def test_the_async_path_sends_nothing_to_redis_when_guarded(
     redis_commands.commands.clear()
     async_to_sync(middleware)(second)
     assert redis_commands.commands == []
+
+
+def test_the_async_path_builds_nothing_for_a_guarded_page_that_asks_nothing(
+    rf: RequestFactory,
+) -> None:
+    middleware = WhosOnlineMiddleware(async_page)
+    issued = async_to_sync(middleware)(rf.get("/")).cookies[GUARD].value
+    pages = []
+    for _ in range(2):  # the first MAC checked makes the process remember it
+        later = rf.get("/")
+        later.COOKIES[GUARD] = issued
+        async_to_sync(middleware)(later)
+        pages.append(hasattr(later, "whos_online"))
+    assert pages == [True, False]
 
 
 GOOGLEBOT = "Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)"

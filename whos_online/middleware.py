@@ -13,9 +13,11 @@ from django.urls import NoReverseMatch, reverse
 from django.utils.cache import patch_cache_control, patch_vary_headers
 
 from whos_online import page
+from whos_online.guard import Guard
 from whos_online.page import Page
-from whos_online.rooms import record_page_rooms, rooms_to_enter
-from whos_online.seen import session_changed
+from whos_online.rooms import record_page_rooms, room_of_path, rooms_to_enter
+from whos_online.seen import holds, moved, session_changed
+from whos_online.store import Store, get_store
 from whos_online.visitors import Visit
 
 
@@ -51,49 +53,97 @@ class WhosOnlineMiddleware:
     def __call__(self, request: HttpRequest) -> Any:
         if self.async_mode:
             return self.__acall__(request)
-        made = page.start(request)
-        if made is None:
+        store = get_store()
+        if store.config.problems:  # logged once by get_config
             return self.get_response(request)
-        visit = None if made.guarded else before_view(made)
-        outer, page.THREAD.page = page.THREAD.page, made
+        held = holds(request, store)
+        visit = None if held else before_view(page.start(request, store))
+        token = page.SERVING.set(request)
         try:
             response: HttpResponseBase = self.get_response(request)  # type: ignore[assignment]
         finally:
-            page.THREAD.page = outer
-        writes = writes_after(made, response, visit)
-        if writes is not None:
-            writes()
-        if made.personal:
+            page.SERVING.reset(token)
+        made = page.made_for(request)
+        if not (held and nothing_to_write(request, response, store, held, made)):
+            made = made_after(request, store, held)
+            writes = writes_after(made, response, visit)
+            if writes is not None:
+                writes()
+        if made is not None and made.personal:
             keep_private(response)
         return response
 
     async def __acall__(self, request: HttpRequest) -> HttpResponseBase:
-        made = page.start(request)
-        if made is None:
+        store = get_store()
+        if store.config.problems:  # logged once by get_config
             return await self.get_response(request)  # type: ignore[no-any-return,misc]
-        visit = None if made.guarded else await sync_to_async(before_view)(made)
-        token = page.TASK.set(made)
+        held = holds(request, store)
+        visit = None
+        if not held:
+            visit = await sync_to_async(before_view)(page.start(request, store))
+        token = page.SERVING.set(request)
         try:
             response: HttpResponseBase = await self.get_response(request)  # type: ignore[misc]
         finally:
-            page.TASK.reset(token)
-        writes = writes_after(made, response, visit)
-        if writes is not None:
-            await sync_to_async(writes)()
-        if made.personal:
+            page.SERVING.reset(token)
+        made = page.made_for(request)
+        if not (held and nothing_to_write(request, response, store, held, made)):
+            made = made_after(request, store, held)
+            writes = writes_after(made, response, visit)
+            if writes is not None:
+                await sync_to_async(writes)()
+        if made is not None and made.personal:
             keep_private(response)
         return response
 
 
-def before_view(made: Page) -> Visit:
-    """The guard does not hold (by a clock learnt lately): ask Redis' clock
-    if the guard may hold after all, else record the visitor."""
+def before_view(made: Page) -> Visit | None:
+    """Unless the cookies' guard spares the request a record (by a clock
+    learnt lately), ask Redis' clock if it may hold after all, else record
+    the visitor."""
+    if made.guarded:
+        return None
     visit = made.visit_of()
     if visit.guard is not None:
         visit.store.catch_up(visit.guard.data_label)
     if not visit.is_guarded and not is_heartbeat(made.request):
         visit.record()
     return visit
+
+
+def made_after(request: HttpRequest, store: Store, held: Guard | None) -> Page:
+    """The request's page after the view, made now if nothing made it: with
+    the session key the request came with, which the guard ``held`` was
+    reached for (the view may have logged someone in or out since)."""
+    if not held:
+        return page.of(request)
+    return page.start(
+        request, store, request.COOKIES.get(store.config.session_cookie_name, "")
+    )
+
+
+def nothing_to_write(
+    request: HttpRequest,
+    response: HttpResponseBase,
+    store: Store,
+    held: Guard,
+    made: Page | None,
+) -> bool:
+    """The guarded path after the view: whether the answer surely leaves
+    nothing to write for a request whose guard ``held`` (no login or logout,
+    no peak to keep, the page's rooms and a user's location those the guard
+    says were written; ``made``: the page, if an output made one). When
+    unsure, :func:`writes_after` decides."""
+    session = getattr(request, "session", None)
+    if session is not None and session.modified or store.has_peak_to_keep:
+        return False
+    if made is not None and made.named_rooms:
+        return False
+    if not 200 <= response.status_code < 300:
+        return True
+    if room_of_path(request, store)[1] != held.rooms:
+        return False
+    return held.is_guests or request.method != "GET" or not moved(request, store, held)
 
 
 def writes_after(

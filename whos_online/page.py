@@ -2,26 +2,28 @@
 ``request.whos_online``, a :class:`Page`, the way django-htmx hangs
 ``request.htmx`` on the request.
 
-The middleware makes it for every request: it is what the cookies say
-(:class:`~whos_online.seen.Cookies`: the session key, the guard, whether it
-spares the request a record), and, worked out when first asked, the
-request's :class:`~whos_online.visitors.Visit` (who the visitor is, what was
-recorded of them), who the page is made for and their
+It is what the cookies say (:class:`~whos_online.seen.Cookies`: the
+session key, the guard, whether it spares the request a record), and,
+worked out when first asked, the request's
+:class:`~whos_online.visitors.Visit` (who the visitor is, what was recorded
+of them), who the page is made for and their
 :class:`~whos_online.gate.Gate`, the page's snapshots (so the widget,
 counts and badges of one page cost one round trip), the badges' statuses,
 the rooms its templates name, and whether anything made for this viewer
-alone was shown (the middleware then marks the response private). Without
-the middleware (a view called directly), the first to ask makes it.
+alone was shown (the middleware then marks the response private).
 
-The badge filters see no context, so the middleware also sets the page
-being made: a thread-local for a synchronous request (cheaper on every
-guarded request), a context variable for an asynchronous one.
+It is made lazily: by the middleware when a record may be due, else by the
+first output that asks (:func:`of`). A request whose guard holds by what
+the process remembers (:func:`~whos_online.seen.holds`) and whose page
+asks nothing of presence builds none.
+
+The badge filters see no context, so the middleware also says which
+request is being served, in a context variable (:data:`SERVING`).
 """
 
 from __future__ import annotations
 
 import functools
-import threading
 from collections.abc import Set as AbstractSet
 from contextvars import ContextVar
 from typing import Any
@@ -30,7 +32,7 @@ from django.http import HttpRequest
 
 from whos_online.gate import Gate
 from whos_online.seen import Cookies
-from whos_online.store import Snapshot, get_store
+from whos_online.store import Snapshot, Store, get_store
 from whos_online.visibility import Choices
 from whos_online.visitors import Visit
 
@@ -94,14 +96,16 @@ class Page(Cookies):
         return self.visit
 
 
-def start(request: HttpRequest) -> Page | None:
-    """The middleware's first step: the request's :class:`Page`, its
-    cookies read; ``None`` when presence is off (``Config.problems``)."""
-    store = get_store()
-    if store.config.problems:  # logged once by get_config
-        return None
-    made = Page(request, store)
-    setattr(request, ATTRIBUTE, made)
+def start(request: HttpRequest, store: Store, session_key: str | None = None) -> Page:
+    """The request's :class:`Page`, made by the middleware: before the view
+    when the guard does not spare the request a record by what the process
+    remembers; after it, when the answer may leave something to write
+    (``session_key``: the one the request came with), unless an output made
+    it already."""
+    made = made_for(request)
+    if made is None:
+        made = Page(request, store, session_key)
+        setattr(request, ATTRIBUTE, made)
     return made
 
 
@@ -155,16 +159,13 @@ def made_for(request: HttpRequest) -> Page | None:
     return found if isinstance(found, Page) else None
 
 
-class ThreadPage(threading.local):
-    page: Page | None = None
-
-
-THREAD = ThreadPage()
-"""The page of the synchronous request this thread is serving."""
-TASK: ContextVar[Page | None] = ContextVar("whos_online_page", default=None)
-"""The page of the asynchronous request this task is serving."""
+SERVING: ContextVar[HttpRequest | None] = ContextVar("whos_online_page", default=None)
+"""The request whose page is being made, set by the middleware around the
+view: a context variable, so a synchronous view run in a thread under ASGI
+finds it too."""
 
 
 def current() -> Page | None:
-    """The page being made, if the middleware made one."""
-    return TASK.get() or THREAD.page
+    """The page being made, if the middleware is serving one."""
+    request = SERVING.get()
+    return None if request is None else of(request)
