@@ -158,8 +158,9 @@ $(BIN)/.bench-installed: requirements/bench.txt $(BIN)/.installed
 	$(BIN)/python -m pip install --quiet -r requirements/bench.txt
 	touch $@
 
-# A redis-server of its own on a free loopback port; about 6 minutes (valgrind,
-# if installed, counts instructions: apt-get install valgrind).
+# A redis-server of its own on a free loopback port; about 13 minutes, some 5
+# of them valgrind counting the pages (valgrind, if installed, counts
+# instructions: apt-get install valgrind).
 bench: $(BIN)/.bench-installed
 	$(BIN)/python benchmarks/run.py $(BENCH_ARGS)
 

@@ -263,14 +263,16 @@ def unguarded(site: Site, parser: str, world: World, n: int) -> float:
         return beside(site, world.sites["bare"], pairs)
 
 
-def callgrind(world: World, requests: int, seen: int) -> dict[str, float] | None:
+def callgrind(world: World, requests: int, seen: int) -> tuple[Any, Any] | None:
     """Instructions per request (valgrind's callgrind) of the guarded
-    requests, the peer's and their floors, all in one process (see
-    instructions.py). The visitors not seen come after ``seen`` others, more
-    than the process remembers (4,096)."""
+    requests, the peer's and their floors, and the pages of pages.py, all in
+    one process (see instructions.py): the requests' counts, and the pages'
+    figures. The visitors not seen come after ``seen`` others, more than the
+    process remembers (4,096)."""
     if shutil.which("valgrind") is None:
         return None
-    from benchmarks import instructions
+    from benchmarks import instructions, pages
+    from benchmarks.instructions import Case
 
     fresh = [ipv4(i + (60 << 24)) for i in range(seen + requests)]
     log(f"  issuing guards to {len(fresh):,} visitors for the count")
@@ -280,22 +282,26 @@ def callgrind(world: World, requests: int, seen: int) -> dict[str, float] | None
         in_room | {"path": f"/thread/{3 * 10**6 + i}/"}
         for i in range(requests + instructions.WARM)
     ]
-    cases: dict[str, instructions.Case] = {
-        "bare guest": ("bare", [{}]),
-        "bare user": ("bare", [session]),
-        "plain cookie, guest (floor A)": ("plain", [plain]),
-        "plain cookie, user (floor A)": ("plain", [session | plain]),
-        "guarded guest": ("ours", [world.issue("203.0.113.9", {})]),
-        "guarded user": ("ours", [world.issue("203.0.113.9", session)]),
-        "guarded guest, a visitor not seen": (
+    cases: dict[str, Case] = {
+        "bare guest": Case("bare", [{}]),
+        "bare user": Case("bare", [session]),
+        "plain cookie, guest (floor A)": Case("plain", [plain]),
+        "plain cookie, user (floor A)": Case("plain", [session | plain]),
+        "guarded guest": Case("ours", [world.issue("203.0.113.9", {})]),
+        "guarded user": Case("ours", [world.issue("203.0.113.9", session)]),
+        "guarded guest, a visitor not seen": Case(
             "ours",
             [world.issue(a, {}) | {"address": a} for a in fresh],
         ),
-        "guarded user, a new thread each page": ("ours", threads),
+        "guarded user, a new thread each page": Case("ours", threads),
     }
     if "peer" in world.sites:
-        cases["peer guest"] = ("peer", [{}])
-        cases["peer user"] = ("peer", [session])
-    # The bare requests again, last: how far two counts of one case differ.
-    cases |= {f"{name}, again": cases[name] for name in ("bare guest", "bare user")}
-    return instructions.measure(cases, requests)
+        cases["peer guest"] = Case("peer", [{}])
+        cases["peer user"] = Case("peer", [session])
+    log(f"  the pages: {pages.USERS} users and {pages.GUESTS} guests online")
+    on_pages, listing = pages.cases(world)  # after the records above
+    # The bare requests again, last of those counted with the run's settings:
+    # how far two counts of one case differ.
+    again = {f"{name}, again": cases[name] for name in ("bare guest", "bare user")}
+    counted = instructions.measure(cases | on_pages | again, requests, listing)
+    return pages.split(counted, on_pages, requests)

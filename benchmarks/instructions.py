@@ -4,6 +4,12 @@ warm-up of each, then ``n`` requests of each inside ``sys.call_tracing``, a
 C function nothing else calls, so callgrind counts only inside it
 (``--toggle-collect``) and writes one profile per case (``--dump-after``).
 One process, as for the µs: the same caches, connections and memory layout.
+A case with settings of its own (``override_settings``) is warmed up and
+counted after the others, each in turn inside its settings: a change of
+settings builds the app's store (and its process's state) again.
+
+Redis' ``INFO commandstats`` is read around each case's count, outside it:
+what Redis ran for the counted requests (a guarded page's snapshots).
 
     python -m benchmarks.instructions CASES.json REQUESTS   # the child
 """
@@ -18,20 +24,44 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 WARM = 20
-Case = tuple[str, list[dict[str, str]]]
 
 
-def measure(cases: dict[str, Case], n: int) -> dict[str, float]:
-    """Instructions per request of each case: a site (``bare``, ``plain``,
-    ``ours``, ``peer``) and its requests' cookies, taken in turn (``address``
-    and ``path`` among them say those); a case of more than ``WARM + n``
-    distinct requests warms up with all but its last ``n``."""
+class Case(NamedTuple):
+    """A site (``bare``, ``plain``, ``ours``, ``peer``) and its requests'
+    cookies, taken in turn (``address`` and ``path`` among them say those);
+    ``settings``, if any, in force while it is warmed up and counted;
+    ``warm``: requests before those counted (a page, slow under valgrind,
+    needs fewer than a request that costs little)."""
+
+    site: str
+    cookies: list[dict[str, str]]
+    settings: dict[str, Any] | None = None
+    warm: int = WARM
+
+
+class Counted(NamedTuple):
+    """Per case: instructions per request, and the calls of each command
+    Redis ran during its counted requests (a script's own commands too)."""
+
+    instructions: dict[str, float]
+    redis: dict[str, dict[str, int]]
+
+
+def measure(
+    cases: dict[str, Case], n: int, listing: dict[str, Any] | None = None
+) -> Counted:
+    """Instructions per request of each case; a case of more than ``WARM +
+    n`` distinct requests warms up with all but its last ``n``. ``listing``:
+    what the plain listing page shows (``project.LISTING``)."""
+    # Those with settings last, as the child counts them.
+    order = sorted(cases, key=lambda name: cases[name].settings is not None)
     with tempfile.TemporaryDirectory() as scratch:
         jar = Path(scratch) / "cases.json"
-        jar.write_text(json.dumps(list(cases.values())))
+        taken = [cases[name] for name in order]
+        jar.write_text(json.dumps({"cases": taken, "listing": listing or {}}))
         command = [
             "valgrind",
             "--tool=callgrind",
@@ -43,8 +73,12 @@ def measure(cases: dict[str, Case], n: int) -> dict[str, float]:
         env = os.environ | {"PYTHONHASHSEED": "0"}
         subprocess.run(command, capture_output=True, env=env, check=True)
         parts = [Path(scratch, f"out.{i + 1}").read_text() for i in range(len(cases))]
+        ran = json.loads(Path(scratch, "redis.json").read_text())
     totals = [int(re.findall(r"^totals: (\d+)", part, re.M)[0]) for part in parts]
-    return {case: total / n for case, total in zip(cases, totals, strict=True)}
+    return Counted(
+        {case: total / n for case, total in zip(order, totals, strict=True)},
+        dict(zip(order, ran, strict=True)),
+    )
 
 
 def child(jar: str, n: int) -> None:
@@ -53,32 +87,66 @@ def child(jar: str, n: int) -> None:
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "benchmarks.settings")
     django.setup()
     from django.conf import settings
+    from django.test.utils import override_settings
 
-    from benchmarks.bench import Site, environ
+    from benchmarks import project
+    from benchmarks.bench import Site
     from benchmarks.project import OURS, PEER, PLAIN, with_after_auth
 
     stacks = {"bare": settings.STARTPROJECT, "plain": with_after_auth(PLAIN)}
     stacks |= {"ours": with_after_auth(OURS), "peer": with_after_auth(PEER)}
-    cases = json.loads(Path(jar).read_text())
-    sites = {name: Site(stacks[name]) for name in {site for site, _ in cases}}
-
-    def requests(cookies: list[dict[str, str]], start: int, n: int) -> list[Any]:
-        taken = [dict(cookies[i % len(cookies)]) for i in range(start, start + n)]
-        return [
-            environ(c.pop("path", "/"), c.pop("address", "203.0.113.9"), c)
-            for c in taken
-        ]
-
+    given = json.loads(Path(jar).read_text())
+    project.LISTING.update(given["listing"])
+    cases = [Case(*case) for case in given["cases"]]
+    sites = {name: Site(stacks[name]) for name in {case.site for case in cases}}
+    ran: list[dict[str, int]] = []
     counted = []
-    for site, cookies in cases:
-        warm = max(WARM, len(cookies) - n)
-        for env in requests(cookies, 0, warm):
-            sites[site](env)
-        counted.append((sites[site], requests(cookies, warm, n)))
+    for case in [case for case in cases if case.settings is None]:
+        counted.append((sites[case.site], warmed(case, sites[case.site], n)))
     gc.collect()
     gc.disable()  # a collection would land in one case's count, not another's
     for site, environs in counted:
-        sys.call_tracing(lambda s=site, e=environs: [s(env) for env in e], ())
+        ran.append(count(site, environs))
+    for case in cases:
+        if case.settings is None:
+            continue
+        with override_settings(**case.settings):  # the store built again
+            environs = warmed(case, sites[case.site], n)
+            gc.collect()
+            ran.append(count(sites[case.site], environs))
+    Path(jar).with_name("redis.json").write_text(json.dumps(ran))
+
+
+def warmed(case: Case, site: Any, n: int) -> list[dict[str, Any]]:
+    """The case's ``n`` requests to count, after its warm-up."""
+    warm = max(case.warm, len(case.cookies) - n)
+    for env in requests(case.cookies, 0, warm):
+        site(env)
+    return requests(case.cookies, warm, n)
+
+
+def requests(cookies: list[dict[str, str]], start: int, n: int) -> list[Any]:
+    from benchmarks.bench import environ
+
+    taken = [dict(cookies[i % len(cookies)]) for i in range(start, start + n)]
+    return [
+        environ(c.pop("path", "/"), c.pop("address", "203.0.113.9"), c) for c in taken
+    ]
+
+
+def count(site: Any, environs: list[dict[str, Any]]) -> dict[str, int]:
+    """Count the requests (callgrind dumps a profile after each); the calls
+    of each command Redis ran meanwhile."""
+    from django_redis import get_redis_connection
+
+    from benchmarks.bench import IGNORED
+
+    client = get_redis_connection("presence")
+    client.config_resetstat()
+    sys.call_tracing(lambda: [site(env) for env in environs], ())
+    stats = client.info("commandstats")
+    ran = {key.removeprefix("cmdstat_"): int(v["calls"]) for key, v in stats.items()}
+    return {name: calls for name, calls in ran.items() if not name.startswith(IGNORED)}
 
 
 if __name__ == "__main__":

@@ -59,3 +59,9 @@ def clear(client: Redis) -> None:
     """Delete every key of the app (the floors' keys stay)."""
     for name in client.scan_iter(match=f"{PREFIX}*", count=10_000):
         client.unlink(name)
+
+
+def empty(client: Redis, kind: str) -> None:
+    """Take every member out of the ``kind`` set (users, guests), so that
+    only those recorded after are online; nothing else is touched."""
+    client.delete(key(kind))

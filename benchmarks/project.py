@@ -1,6 +1,8 @@
 """The benchmark project's views and the floors' middleware. ``/`` touches
 neither session nor user, like a cached page, so whatever a middleware
-loads is its own cost; ``/thread/N/`` is the same page as a room."""
+loads is its own cost; ``/thread/N/`` is the same page as a room; ``/home/``
+is a forum's home page with the app (templates/bench/), ``/home/without/``
+the same page without it."""
 
 from __future__ import annotations
 
@@ -14,11 +16,13 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.admin import GroupAdmin
 from django.contrib.auth.models import Group
 from django.http import HttpRequest, HttpResponse
+from django.shortcuts import render
 from django.template import engines
 from django.urls import include, path
 from django_redis import get_redis_connection
 
 from whos_online.admin import ConcurrentEditingMixin
+from whos_online.locations import location
 from whos_online.rooms import records_room
 
 PLAIN_COOKIE = "seen"
@@ -121,6 +125,18 @@ def topics(request: HttpRequest) -> HttpResponse:
     return HttpResponse(rows_template().render(context, request))
 
 
+@location("Reading the front page")
+def home(request: HttpRequest) -> HttpResponse:
+    """A forum's home page as the example project's is: the count in the
+    header, the toggle for users, the widget in the sidebar."""
+    return render(request, "bench/home.html", {"base": "bench/base.html"})
+
+
+def home_without(request: HttpRequest) -> HttpResponse:
+    """The same page without the app, as the site without it serves it."""
+    return render(request, "bench/home.html", {"base": "bench/base_without.html"})
+
+
 class EditedGroupAdmin(ConcurrentEditingMixin, GroupAdmin):
     pass
 
@@ -139,4 +155,10 @@ urlpatterns = [
     path("whos-online/", include("whos_online.urls")),
     path("admin/", plain_admin.urls),
     path("editing-admin/", editing_admin.urls),
+    # The home page's, last: the other pages resolve as before.
+    path("home/without/", home_without, name="home"),
+    path("home/", home, name="home"),  # the last of a name is what {% url %} gives
+    *(path(f"{name}/", plain, name=name) for name in ("forum", "members", "about")),
+    path("accounts/login/", plain, name="login"),
+    path("accounts/logout/", plain, name="logout"),
 ]

@@ -9,6 +9,8 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.capacity import capacity, capacity_line
+from benchmarks.pages_report import METHOD as PAGES_METHOD
+from benchmarks.pages_report import page_rows
 from benchmarks.table import Row, Table, markdown, med
 
 # The pages of benchmarks/together.py, each timed above an empty page.
@@ -56,6 +58,9 @@ loopback port and measures, in one process and one run:
   guest, against a plain template that lists the same names (one query for
   the same users) and the same counts; each is timed beside the same empty
   page, so each figure is what the listing adds to a page.
+"""
+METHOD += PAGES_METHOD
+METHOD += """\
 - **Sets** hold 100,000 users and 100,000 guests seen in the last 14
   minutes, filled with plain pipelines by `benchmarks/layout.py`, the one
   file that knows the key layout (docs/data-model.md). "At the cap" is the
@@ -234,6 +239,7 @@ def build(results: dict[str, Any]) -> Table:
             limits.get(name, 0),
             noise,
         )
+    page_rows(t, results.get("pages"))
     return t
 
 
@@ -306,6 +312,8 @@ def write(results: dict[str, Any], out: Path) -> None:
     ):
         if not results.get(figure):
             head += [f"Not measured: {figure} ({tool} is not installed).", ""]
+    if results.get("instructions") and not results.get("pages"):
+        head += ["Not measured: the pages (a run made before they were added).", ""]
     if "peer" not in " ".join(results.get("instructions") or req["raw"]):
         head += [
             f"Not measured: {PEER} ({results.get('peer_error', 'not installed')}).",
@@ -343,6 +351,10 @@ HEADLINE = (
     "a new thread each page",
     "unguarded guest, redis-py",
     "the widget",
+    "whole page with the app, guest, as shipped",
+    "whole page with the app, user, as shipped",
+    "widget page, guest, as shipped",
+    "widget page, user, as shipped",
     "stale users: s",
     "stale users: longest",
     f"{PEER}, guest: instructions",

@@ -79,12 +79,14 @@ def measure(params: dict[str, Any], callgrind: bool) -> dict[str, Any]:
     results["prune"] = redis_figures.prune(
         world, params["prune_size"], params["prune_rounds"]
     )
-    results["instructions"] = None
+    results["instructions"] = results["pages"] = None
     if callgrind:
         log("instructions per request (callgrind, if valgrind is installed)")
-        results["instructions"] = figures.callgrind(
+        counted = figures.callgrind(
             world, params["callgrind_requests"], params["not_seen_after"]
         )
+        if counted is not None:
+            results["instructions"], results["pages"] = counted
     return results
 
 

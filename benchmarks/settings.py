@@ -10,6 +10,7 @@ hiredis'; a case picks one with ``WHOS_ONLINE_CACHE_ALIAS``.
 from __future__ import annotations
 
 import os
+from pathlib import Path
 from typing import Any
 
 SECRET_KEY = "whos-online-benchmarks"
@@ -77,6 +78,7 @@ WHOS_ONLINE_MAX_ROOMS = 1_000_000
 TEMPLATES = [
     {
         "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [Path(__file__).resolve().parent / "templates"],  # bench/: /home/
         "APP_DIRS": True,
         "OPTIONS": {
             "context_processors": [
@@ -87,6 +89,7 @@ TEMPLATES = [
         },
     }
 ]
+STATIC_URL = "static/"  # as startproject's
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 LOGGING = {
     "version": 1,
