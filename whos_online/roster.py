@@ -177,11 +177,17 @@ def online_roster(
         "now": as_datetime(snapshot.now),
     }
     kind = gate.kind
+    made: Hashable = None
     if snapshot is shared and kind is not None:
+        # Any viewer of this kind given the same choices is shown the same
+        # roster of the snapshot the process shares: made once.
         made = (id(shared), limit, kind, choices.invisible, choices.hide_last_seen)
+        remembered = get_store().state.rosters.get(made)
+        if remembered is not None and remembered[0] is shared:
+            return remembered[1]  # type: ignore[no-any-return]
         figures["made_from"] = (shared, made)
     if not gate.shows_names(nameable):
-        return Roster(**figures, shows_names=False)
+        return _kept(made, shared, Roster(**figures, shows_names=False))
     known = [
         Named(name, as_datetime(seen)) for name, seen in snapshot.bots if is_known(name)
     ]
@@ -190,7 +196,7 @@ def online_roster(
             visible_pairs, hidden_pairs if shows_hidden else (), snapshot.where
         )
     listed = [_timed(o, gate, choices, snapshot.now) for o in (listed or [])[:limit]]
-    return Roster(
+    roster = Roster(
         **figures,
         users=listed,
         bots=known,
@@ -198,6 +204,15 @@ def online_roster(
         nameable=nameable,
         today_users=_seen_today(snapshot.today_named, gate, choices),
     )
+    return _kept(made, shared, roster)
+
+
+def _kept(made: Hashable, shared: Snapshot | None, roster: Roster) -> Roster:
+    """``roster``, kept by the process for whoever it was ``made`` for, while
+    the ``shared`` snapshot it was made from is the one shared."""
+    if made is not None:
+        get_store().state.rosters.put(made, (shared, roster))
+    return roster
 
 
 def _seen_today(pks: list[str], gate: Gate, choices: Choices) -> list[Any]:

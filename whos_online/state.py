@@ -264,8 +264,11 @@ class State:
         # User pk -> (read at, invisible, hides last seen): their choices as
         # the database said, reused like the users for the gate's pages.
         self.choices: BoundedMemo[str, tuple[float, bool, bool]] = BoundedMemo(10_000)
-        # (what a roster was made from, language, time zone) -> (its shared
-        # snapshot, the widget's HTML), reused while that snapshot is.
+        # What a roster was made from (its shared snapshot's id, the limit,
+        # the kind of viewer, the users' choices) -> (that snapshot, the
+        # roster), reused while the snapshot is shared; and with language
+        # and time zone -> (that snapshot, the widget's HTML).
+        self.rosters: BoundedMemo[Any, tuple[Any, Any]] = BoundedMemo(256)
         self.renders: BoundedMemo[Any, tuple[Any, Any]] = BoundedMemo(256)
         self.peak_seen: tuple[int, int] | None = None
         """(people, day): the most a snapshot saw online at once above the
