@@ -258,12 +258,18 @@ def test_under_asgi_the_change_form_notice_follows_the_others_within_a_second(
         close_admin(admin, editor)
 
 
-def test_under_asgi_a_change_form_whose_stream_fails_asks_as_before(
-    browser: Browser, asgi_demo: str
+@pytest.mark.parametrize("why", ["its stream fails", "no EventSource"])
+def test_under_asgi_a_change_form_that_cannot_stream_asks_as_before(
+    browser: Browser, asgi_demo: str, why: str
 ) -> None:
     with logging_in(browser, asgi_demo) as log_in:
         admin, editor = log_in("admin"), log_in("editor")
+        if why == "no EventSource":
+            admin.add_init_script("delete window.EventSource")
+        # As a proxy that cannot hold it open, or a process that cannot
+        # listen to Redis: the stream's connection fails.
         admin.route(NOTICE_STREAM, lambda route: route.abort("connectionrefused"))
+        streams = asked(admin, "/presence/stream/")
         open_change_form(admin, "alice")
         asks = asked(admin, ASK)
 
@@ -272,6 +278,7 @@ def test_under_asgi_a_change_form_whose_stream_fails_asks_as_before(
             "editor is viewing this user.", timeout=REFRESH_WAIT_MS
         )
         assert asks
+        assert len(streams) == (0 if why == "no EventSource" else 1)
         close_admin(admin, editor)
 
 
