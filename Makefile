@@ -112,15 +112,15 @@ node_modules/axe-core/axe.min.js: package.json package-lock.json
 	npm ci --no-audit --no-fund --loglevel=error
 	touch $@
 
-# Serves the example project, and a small admin site in each of four admin
-# themes (tests/themed_admin/), and drives Debian's Chromium through
-# Playwright; checks the pages with axe-core and leaves screenshots in
-# .screenshots/.
+# Serves the example project (under runserver, uvicorn and gunicorn), and a
+# small admin site in each of four admin themes (tests/themed_admin/), and
+# drives Debian's Chromium through Playwright; checks the pages with axe-core
+# and leaves screenshots in .screenshots/.
 # REQUIRE_BROWSER makes a missing Chromium, Playwright or axe-core an error,
 # not a skip.
 test-browser: install node_modules/axe-core/axe.min.js
 	$(BIN)/python -m pip install --quiet -r requirements/browser.txt
-	REQUIRE_BROWSER=1 $(BIN)/python -m pytest -m browser -p no:cov tests/test_browser.py tests/test_admin_themes.py $(PYTEST_ARGS)
+	REQUIRE_BROWSER=1 $(BIN)/python -m pytest -m browser -p no:cov tests/test_browser.py tests/test_browser_live.py tests/test_admin_themes.py $(PYTEST_ARGS)
 
 lint: install
 	$(BIN)/ruff check .

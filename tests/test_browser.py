@@ -136,17 +136,19 @@ def manage(*args: str) -> list[str]:
     return [sys.executable, str(EXAMPLE_PROJECT / "manage.py"), *args]
 
 
-def demo_set_up(workdir: Path, refresh: int) -> dict[str, str]:
+def demo_set_up(
+    workdir: Path, refresh: int, editing: int = REFRESH_SECONDS
+) -> dict[str, str]:
     """A fresh database for the example project in ``workdir``, its users
     made; the environment it is served with, its widgets refreshing every
-    ``refresh`` seconds."""
+    ``refresh`` seconds and its change forms asking every ``editing``."""
     env = {
         **os.environ,
         "DJANGO_SETTINGS_MODULE": "example_project.settings",
         "DEMO_DB_PATH": str(workdir / "db.sqlite3"),
         "PYTHONUNBUFFERED": "1",
         "DEMO_REFRESH_SECONDS": str(refresh),
-        "DEMO_EDITING_SECONDS": str(REFRESH_SECONDS),
+        "DEMO_EDITING_SECONDS": str(editing),
     }
     env.pop("REDIS_URL", None)  # always the embedded fakeredis: no shared keys
     for command in (["migrate", "--verbosity", "0"], ["create_demo_users"]):
@@ -1091,90 +1093,3 @@ def test_a_form_whose_object_was_deleted_says_so_and_stops_asking(
     admin.wait_for_timeout(3 * REFRESH_SECONDS * 1000)
     assert [url for url in asked if "/presence/" in url] == []
     close_admin(admin, editor)
-
-
-# Under an ASGI server the widgets are pushed each change by the live stream
-# (whos-online/stream/); they refresh every minute here, so only the stream
-# can show a change within a second.
-LIVE_REFRESH_SECONDS = 60
-STREAM = "**/whos-online/stream/*"
-FRAGMENT = "/whos-online/widget/"
-
-
-@contextmanager
-def uvicorn(workdir: Path, refresh: int) -> Iterator[str]:
-    """The example project served by one uvicorn worker (its asgi.py), with
-    a fresh database and the embedded fakeredis, in the worker's process as
-    every request is: its URL, while it serves."""
-    env = demo_set_up(workdir, refresh)
-    port = free_port()
-    command = [sys.executable, "-m", "uvicorn", "example_project.asgi:application"]
-    command += ["--host", "127.0.0.1", "--port", str(port), "--workers", "1"]
-    log = workdir / "uvicorn.log"
-    with serving(command, port, EXAMPLE_PROJECT, env, log) as url:
-        yield url
-
-
-@pytest.fixture(scope="module")
-def live_demo(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    with uvicorn(tmp_path_factory.mktemp("live"), LIVE_REFRESH_SECONDS) as url:
-        yield url
-
-
-@pytest.fixture(scope="module")
-def asgi_demo(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """Under uvicorn too, its widgets refreshing every 2 s as the demo's."""
-    with uvicorn(tmp_path_factory.mktemp("asgi"), REFRESH_SECONDS) as url:
-        yield url
-
-
-def fragments_asked(page: Page) -> list[str]:
-    """The widget fragments ``page`` asks for from now on (its polls)."""
-    asked: list[str] = []
-    page.on(
-        "request",
-        lambda request: asked.append(request.url) if FRAGMENT in request.url else None,
-    )
-    return asked
-
-
-def test_under_asgi_an_arrival_is_pushed_to_the_widget_within_a_second(
-    browser: Browser, live_demo: str
-) -> None:
-    with logging_in(browser, live_demo) as log_in:
-        alice = log_in("alice")
-        with alice.expect_response(STREAM) as opened:
-            alice.goto("/")
-        assert opened.value.status == 200
-        assert opened.value.headers["content-type"] == "text/event-stream"
-        breakdown = alice.locator("#online-now .whos-online-breakdown")
-        expect(breakdown).to_contain_text("1 user")
-        alice.evaluate("window.notReloaded = true")
-        polls = fragments_asked(alice)
-
-        log_in("bob")  # his login records him: the stream's event
-        expect(breakdown).to_contain_text("2 users", timeout=1000)
-        assert "bob" in names(alice)
-        assert alice.evaluate("window.notReloaded") is True
-        assert polls == []  # the stream brought it, not a refresh
-
-
-def test_under_asgi_a_page_whose_stream_fails_polls_as_before(
-    browser: Browser, asgi_demo: str
-) -> None:
-    with logging_in(browser, asgi_demo) as log_in:
-        alice = log_in("alice")
-        # As a proxy that cannot hold it open, or a process that cannot
-        # listen to Redis: the stream's connection fails.
-        alice.route(STREAM, lambda route: route.abort("connectionrefused"))
-        alice.goto("/")
-        breakdown = alice.locator("#online-now .whos-online-breakdown")
-        expect(breakdown).to_contain_text("1 user")
-        polls = fragments_asked(alice)
-
-        log_in("bob")
-        expect(breakdown).to_contain_text(
-            "2 users", timeout=REFRESH_WAIT_MS + SHARED_SNAPSHOT_MS
-        )
-        assert "bob" in names(alice)
-        assert polls  # by the widget's refresh

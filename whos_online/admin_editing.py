@@ -18,21 +18,25 @@ from typing import TYPE_CHECKING, Any
 from django.contrib import admin
 from django.contrib.admin.utils import quote, unquote
 from django.core.exceptions import PermissionDenied, ValidationError
+from django.core.handlers.asgi import ASGIRequest
 from django.db.models.base import ModelBase
 from django.http import (
     HttpRequest,
     HttpResponse,
     HttpResponseBadRequest,
+    HttpResponseBase,
     HttpResponseNotAllowed,
+    HttpResponseNotFound,
     JsonResponse,
 )
 from django.template.loader import render_to_string, select_template
 from django.template.response import TemplateResponse
 from django.urls import URLPattern, path, reverse
 from django.utils.cache import add_never_cache_headers
+from django.utils.http import urlencode
 from django.utils.safestring import mark_safe
 
-from whos_online import editing
+from whos_online import editing, streams
 from whos_online.conf import get_config
 from whos_online.editing import MAX_MARK, Others, Save
 from whos_online.page import viewer_of
@@ -64,12 +68,18 @@ class ConcurrentEditingMixin(AnyModelAdmin):
 
     def get_urls(self) -> list[URLPattern]:
         opts = self.opts
+        name = f"{opts.app_label}_{opts.model_name}_presence"
         presence = path(
             "<path:object_id>/presence/",
             self.admin_site.admin_view(self.presence_view),
-            name=f"{opts.app_label}_{opts.model_name}_presence",
+            name=name,
         )
-        return [presence, *super().get_urls()]
+        stream = path(
+            "<path:object_id>/presence/stream/",
+            self.admin_site.admin_view(self.presence_stream_view),
+            name=f"{name}_stream",
+        )
+        return [stream, presence, *super().get_urls()]
 
     def presence_view(self, request: HttpRequest, object_id: str) -> HttpResponse:
         """What the change form's script asks every few seconds: POST
@@ -103,6 +113,37 @@ class ConcurrentEditingMixin(AnyModelAdmin):
         now = editing.fingerprint(obj)
         save = editing.save_since(viewer, self.model, obj.pk, form, now)
         return self._presence(replace(others, save=save))
+
+    def presence_stream_view(
+        self, request: HttpRequest, object_id: str
+    ) -> HttpResponseBase:
+        """Under ASGI, what the change form's script follows to ask at once
+        when what its staff member may learn of the others (or of the
+        object) changed: an event saying only that, after a change of the
+        object's rooms (``streams.nudges``). What it shows still comes
+        from its asks."""
+        if request.method != "GET":
+            return HttpResponseNotAllowed(["GET"])
+        obj = self.get_object(request, unquote(object_id))
+        if obj is None:
+            if not self.has_view_or_change_permission(request):
+                raise PermissionDenied
+            return HttpResponseNotFound()
+        if not self.has_view_or_change_permission(request, obj):
+            raise PermissionDenied
+        rooms = editing.rooms_of(obj)
+        if rooms is None:
+            return HttpResponse(status=204)
+        seen = functools.partial(self._seen, request, obj.pk)
+        return streams.nudges(request, (rooms.viewing, rooms.editing), seen)
+
+    def _seen(self, request: HttpRequest, pk: Any) -> str | None:
+        """The digest of what the viewer of a stream may learn now of the
+        others and of the object; ``None`` once it is gone for them."""
+        obj = self.get_object(request, pk)
+        if obj is None or not self.has_view_or_change_permission(request, obj):
+            return None
+        return editing.digest(editing.others_here(viewer_of(request), obj), obj)
 
     def get_form(
         self,
@@ -145,19 +186,23 @@ class ConcurrentEditingMixin(AnyModelAdmin):
             context["adminform"].form, "whos_online_save", None
         )
         carried, shown = self._marks(request, obj, refused)
+        others = editing.others_here(viewer_of(request), obj)
+        script = {
+            "url": self._presence_url(obj),
+            "seconds": get_config().admin_editing_seconds,
+            "mark": shown,
+        }
+        if isinstance(request, ASGIRequest):  # under WSGI a stream holds a worker
+            script["stream"] = self._stream_url(obj, editing.digest(others, obj))
         response.context_data = {
             **(response.context_data or {}),
             "whos_online_parent": select_template(_names(response.template_name)),
             "whos_online_editing": {
-                "others": editing.others_here(viewer_of(request), obj),
+                "others": others,
                 "model": self.opts.verbose_name,
                 "opened": carried,
                 "refused": refused,
-                "script": {
-                    "url": self._presence_url(obj),
-                    "seconds": get_config().admin_editing_seconds,
-                    "mark": shown,
-                },
+                "script": script,
             },
         }
         response.template_name = "whos_online/admin/change_form.html"
@@ -185,12 +230,15 @@ class ConcurrentEditingMixin(AnyModelAdmin):
         mark = editing.form_mark(user, obj, tab, stored)
         return mark, mark
 
-    def _presence_url(self, obj: Any) -> str:
+    def _presence_url(self, obj: Any, suffix: str = "") -> str:
         opts = self.opts
-        return reverse(
-            f"{self.admin_site.name}:{opts.app_label}_{opts.model_name}_presence",
-            args=[quote(obj.pk)],
-        )
+        name = f"{opts.app_label}_{opts.model_name}_presence{suffix}"
+        return reverse(f"{self.admin_site.name}:{name}", args=[quote(obj.pk)])
+
+    def _stream_url(self, obj: Any, shown: str) -> str:
+        """The stream of the notice of a page that shows ``shown``."""
+        url = self._presence_url(obj, "_stream")
+        return f"{url}?{urlencode({'shown': shown})}"
 
     def _presence(self, others: Others, status: int = 200) -> HttpResponse:
         context = {"others": others, "model": self.opts.verbose_name}

@@ -197,6 +197,20 @@ def _editing(room: str, listed: list[OnlineUser]) -> set[str]:
     return set() if found is None else found[0] | found[1]
 
 
+def digest(others: Others, obj: Model) -> str:
+    """What a staff member with ``obj``'s form open learns of the others
+    (``others``, as the gate let them) and of the object as stored, as one
+    short string: a live stream tells the form to ask again only when it
+    changes, so a change the gate hides from them is never told."""
+    here = [
+        [str(each.online.user.pk), each.name, each.editing, each.online.hidden]
+        for each in others.here
+    ]
+    seen = [others.available, here, others.unnamed, fingerprint(obj)]
+    encoded = json.dumps(seen, separators=(",", ":")).encode()
+    return hashlib.blake2b(encoded, digest_size=16).hexdigest()
+
+
 def new_tab() -> str:
     """The id of a change form's page, made as it is served: each page load
     is a tab of its own, kept apart in the rooms and in saves."""

@@ -44,11 +44,11 @@ class Unavailable(Exception):
 
 
 class Listener:
-    """One open stream of ``room`` (``*``: the site's), on its event loop:
-    the latest announcement it has not taken, if any."""
+    """One open stream of ``rooms`` (``*``: the site's), on its event loop:
+    the latest announcement of any of them it has not taken, if any."""
 
-    def __init__(self, room: str, loop: asyncio.AbstractEventLoop) -> None:
-        self.room, self.loop = room, loop
+    def __init__(self, rooms: tuple[str, ...], loop: asyncio.AbstractEventLoop) -> None:
+        self.rooms, self.loop = rooms, loop
         self.waiting: int | None = None
         self.waiting_since = 0.0  # the loop's clock: the oldest not taken
         self.ready = asyncio.Event()
@@ -95,28 +95,42 @@ class Hub:
         self.subscription: Subscription | None = None
         self.retired = False
 
-    def open(self, room: str, loop: asyncio.AbstractEventLoop) -> Listener:
-        """A listener of ``room``, subscribing first if the process is not
+    def open(self, rooms: tuple[str, ...], loop: asyncio.AbstractEventLoop) -> Listener:
+        """A listener of ``rooms``, subscribing first if the process is not
         yet (blocking: one round trip); raises :class:`Unavailable`."""
         with self.lock:
-            if self.subscription is None:
-                try:
-                    self.subscription = self.store.listen()
-                except RedisError as exc:
-                    raise Unavailable(str(exc)) from exc
-                threading.Thread(
-                    target=self.run,
-                    args=(self.subscription,),
-                    name="whos-online-live",
-                    daemon=True,
-                ).start()
-            listener = Listener(room, loop)
-            self.listeners.setdefault(room, set()).add(listener)
+            self._subscribe()
+            listener = Listener(rooms, loop)
+            for room in rooms:
+                self.listeners.setdefault(room, set()).add(listener)
             return listener
+
+    def start(self) -> None:
+        """Subscribe if the process is not yet (blocking: one round trip),
+        for a view that must know before it answers; raises
+        :class:`Unavailable`."""
+        with self.lock:
+            self._subscribe()
+
+    def _subscribe(self) -> None:
+        """Under the lock: the subscription and its listening thread."""
+        if self.subscription is not None:
+            return
+        try:
+            self.subscription = self.store.listen()
+        except RedisError as exc:
+            raise Unavailable(str(exc)) from exc
+        threading.Thread(
+            target=self.run,
+            args=(self.subscription,),
+            name="whos-online-live",
+            daemon=True,
+        ).start()
 
     def close(self, listener: Listener) -> None:
         with self.lock:
-            self.listeners.get(listener.room, set()).discard(listener)
+            for room in listener.rooms:
+                self.listeners.get(room, set()).discard(listener)
 
     def run(self, subscription: Subscription) -> None:
         """The listening thread: until the subscription fails or the
@@ -130,7 +144,7 @@ class Hub:
                 self.announce(room)
         with self.lock:
             self.subscription = None
-            lost = [each for room in self.listeners.values() for each in room]
+            lost = {each for room in self.listeners.values() for each in room}
         for listener in lost:
             _hand(listener, LOST)
         with contextlib.suppress(RedisError):
@@ -166,10 +180,11 @@ def hub() -> Hub:
 
 
 async def follow(
-    room: str | None, *, wait: float | None = None
+    room: str | None, *more: str, wait: float | None = None
 ) -> AsyncIterator[int | None]:
-    """Follow ``room`` (``None``: the site's lists): ``0`` at once (show it
-    as it is), then an event's number after each change (at most one per
+    """Follow ``room`` (``None``: the site's lists), and the rooms ``more``
+    with it: ``0`` at once (show it as it is), then an event's number after
+    each change of any of them (at most one per
     ``DEBOUNCE`` seconds; several changes meanwhile make one), and ``None``
     after ``wait`` seconds without one, for a keep-alive. It ends when the
     subscription is lost or the stream stalled (``STALLED``). Raises
@@ -178,7 +193,7 @@ async def follow(
     loop = asyncio.get_running_loop()
     current = hub()
     opened = sync_to_async(current.open, thread_sensitive=False)
-    listener = await opened(SITE if room is None else room, loop)
+    listener = await opened((SITE if room is None else room, *more), loop)
     try:
         yield 0
         sent = loop.time()

@@ -346,6 +346,7 @@ def _shared_or_new(
     ):
         return shared[1], shared[2]
     room, shows_hidden = key
+    started = time.monotonic()
     # A room lists its guests too, so that its reader can be found in it.
     snapshot = store.snapshot(
         limit,
@@ -355,6 +356,6 @@ def _shared_or_new(
     )
     if snapshot is None:
         return None
-    if store.config.snapshot_max_age > 0:
-        store.state.snapshots.put(key, (time.monotonic(), limit, snapshot))
+    if store.config.snapshot_max_age > 0:  # unless a change came meanwhile
+        store.state.snapshots.keep(key, started, limit, snapshot)
     return limit, snapshot

@@ -194,6 +194,49 @@ class BoundedMemo(dict[K, V]):
         return answer
 
 
+SnapshotKey = tuple[str | None, bool]
+
+
+class Snapshots(BoundedMemo[SnapshotKey, tuple[float, int, Any]]):
+    """The snapshots a process shares between its pages: (room, with hidden
+    users) -> (read from, names asked, snapshot). A change the process is
+    told of (an announcement, a login) forgets them; a snapshot whose read
+    began before that is never kept after it, or it would be shared, out of
+    date, as if read after it."""
+
+    def __init__(self, size: int) -> None:
+        super().__init__(size)
+        self.forgotten: dict[SnapshotKey, float] = {}
+        self.cleared = NEVER
+        self.lock = threading.Lock()
+
+    def forget(self, key: SnapshotKey) -> None:
+        with self.lock:
+            if len(self.forgotten) >= self.size:
+                self._clear_all()
+            self.forgotten[key] = time.monotonic()
+            self.pop(key, None)
+
+    def clear(self) -> None:
+        with self.lock:
+            self._clear_all()
+
+    def _clear_all(self) -> None:
+        self.cleared = time.monotonic()
+        self.forgotten.clear()
+        super().clear()
+
+    def keep(self, key: SnapshotKey, started: float, limit: int, snapshot: Any) -> None:
+        """Share ``snapshot`` of ``key``, read from ``started`` (monotonic)
+        on, unless it was forgotten since."""
+        with self.lock:
+            if max(self.cleared, self.forgotten.get(key, NEVER)) >= started:
+                return
+            if len(self) >= self.size:
+                self._clear_all()
+            self[key] = (started, limit, snapshot)
+
+
 class Throttle:
     """Lets each name through at most once per ``seconds``: bots keep no
     cookies, so this spares Redis instead of a guard; and a user's
@@ -253,11 +296,9 @@ class State:
         self.tabs = Throttle()
         self.tabs_closed = Throttle()
         self.refused = RateLimitedLog()
-        # (room, with hidden users) -> (taken at, names asked, snapshot), for
-        # WHOS_ONLINE_SNAPSHOT_MAX_AGE; bounded like the guards.
-        self.snapshots: BoundedMemo[tuple[str | None, bool], tuple[float, int, Any]] = (
-            BoundedMemo(1024)
-        )
+        # (room, with hidden users) -> (read from, names asked, snapshot),
+        # for WHOS_ONLINE_SNAPSHOT_MAX_AGE; bounded like the guards.
+        self.snapshots = Snapshots(1024)
         # User pk -> (read at, the user): the users pages list, read once
         # per WHOS_ONLINE_SNAPSHOT_MAX_AGE, as their snapshots are.
         self.users: BoundedMemo[object, tuple[float, Any]] = BoundedMemo(10_000)

@@ -12,13 +12,18 @@ it shows already. A comment every 15 s keeps proxies from closing it.
 Where it cannot stream, it answers so that the page's script polls as
 before: 204 under WSGI (a stream would hold a worker), 503 when Redis
 cannot be listened to.
+
+:func:`nudges` is the stream of a page whose script asks for what it shows
+(the admin's change form): it says only *that* what its viewer may learn of
+some rooms changed, never what, so the page's own ask, through the gate,
+stays the one source of its words.
 """
 
 from __future__ import annotations
 
 import asyncio
 import hashlib
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 
 from asgiref.sync import sync_to_async
 from django.core.handlers.asgi import ASGIRequest
@@ -34,13 +39,16 @@ from django.views.decorators.http import require_GET
 
 from whos_online import page
 from whos_online.conf import get_config
-from whos_online.live import Unavailable, follow
+from whos_online.live import Unavailable, follow, hub
 from whos_online.rendered import widget_html
 from whos_online.rooms import room_from_token
 from whos_online.roster import online_roster
 
 # Seconds between two keep-alive comments.
 KEEP_ALIVE = 15.0
+# What a nudge says, and the id of its last when what it followed is gone.
+CHANGED = "changed"
+GONE = "gone"
 # Renderings shared by anonymous streams: (room, event, language) -> HTML.
 SHARED = 256
 _shared: dict[tuple[str | None, int, str], asyncio.Future[str]] = {}
@@ -69,10 +77,56 @@ async def stream(request: HttpRequest) -> HttpResponseBase:
     shown = request.headers.get("Last-Event-ID", "")
     language = translation.get_language()
     shared = not user.is_authenticated
-    response = StreamingHttpResponse(
-        _events(request, room, changes, shown, language, shared=shared),
-        content_type="text/event-stream",
+    return _event_stream(
+        _events(request, room, changes, shown, language, shared=shared)
     )
+
+
+def nudges(
+    request: HttpRequest, rooms: tuple[str, ...], seen: Callable[[], str | None]
+) -> HttpResponseBase:
+    """From a view that checked its viewer may follow ``rooms``: a stream
+    that sends an event, saying only ``changed``, whenever ``seen`` (a
+    digest of what the viewer may learn, ``None``: gone) changes after a
+    change of ``rooms``; a last one, and the end, when it is gone. At first
+    when it differs from ``Last-Event-ID`` (or ``?shown=``, what the page
+    shows). 204 under WSGI, 503 when Redis cannot be listened to."""
+    if not isinstance(request, ASGIRequest):
+        return HttpResponse(status=204)
+    try:
+        hub().start()
+    except Unavailable:
+        return HttpResponse("Live presence is unavailable.", status=503)
+    shown = request.headers.get("Last-Event-ID") or request.GET.get("shown", "")
+    return _event_stream(_nudged(rooms, seen, shown))
+
+
+async def _nudged(
+    rooms: tuple[str, ...], seen: Callable[[], str | None], shown: str
+) -> AsyncIterator[str]:
+    changes = follow(*rooms, wait=KEEP_ALIVE)
+    digest = sync_to_async(seen)
+    try:
+        await anext(changes)
+        while True:
+            now = await digest() or GONE
+            if now != shown:
+                shown = now
+                yield event_text(now, CHANGED)
+            if now == GONE:
+                return
+            event = await anext(changes)
+            while event is None:
+                yield ": keep-alive\n\n"
+                event = await anext(changes)
+    except (StopAsyncIteration, Unavailable):
+        return  # the subscription was lost, or this client stalled
+    finally:
+        await changes.aclose()  # type: ignore[attr-defined]
+
+
+def _event_stream(events: AsyncIterator[str]) -> StreamingHttpResponse:
+    response = StreamingHttpResponse(events, content_type="text/event-stream")
     response["X-Accel-Buffering"] = "no"  # nginx sends each event at once
     add_never_cache_headers(response)
     patch_vary_headers(response, ["Cookie"])

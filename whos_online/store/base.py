@@ -99,7 +99,7 @@ class StoreBase:
         """A change in ``room`` (``None``: the site's lists): this process's
         shared snapshots of it are out of date."""
         for shows_hidden in (False, True):
-            self.state.snapshots.pop((room, shows_hidden), None)
+            self.state.snapshots.forget((room, shows_hidden))
 
     def device_of(self, session_key: str) -> str:
         """What is kept of a session: a keyed hash, never the key itself."""
