@@ -56,20 +56,22 @@ def choices_among(
     With ``reused_for`` (seconds), what this process read of a user within
     that long is taken again, but ``fresh``'s choice (the viewer's own) is
     read anew: no query when every user's choice is that recent."""
-    wanted = primary_keys(pks)
-    if fresh is not None:
-        wanted = [*dict.fromkeys([*wanted, *primary_keys([fresh])])]
-    if not wanted:
-        return Choices()
     memo = get_store().state.choices
-    known = {}
-    if reused_for > 0:
-        now = time.monotonic()
-        for pk in wanted:
+    known: dict[str, tuple[bool, bool]] = {}
+    others: list[object] = []
+    now = time.monotonic()
+    for pk in pks:  # what the memo holds are primary keys already
+        if reused_for > 0 and isinstance(pk, str) and pk != fresh:
             read = memo.get(pk)
-            if read is not None and now - read[0] < reused_for and pk != fresh:
+            if read is not None and now - read[0] < reused_for:
                 known[pk] = read[1:]
-    missing = [pk for pk in wanted if pk not in known]
+                continue
+        others.append(pk)
+    missing = primary_keys([*others, *([] if fresh is None else [fresh])])
+    missing = [pk for pk in dict.fromkeys(missing) if pk not in known]
+    if not known and not missing:
+        return Choices()
+    wanted = [*known, *missing]
     if missing:
         read_now = _read(missing)
         if read_now is None:
