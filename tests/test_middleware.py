@@ -240,6 +240,16 @@ def test_logging_out_from_a_request_without_an_address_records_nobody(
     assert GUARD not in response.cookies
 
 
+def test_a_guarded_guest_logging_in_on_a_page_of_the_widget_is_one_user_at_once(
+    browser: Client, alice: User, redis_client: Redis
+) -> None:
+    for _ in range(3):  # guarded, and the guard remembered by the process
+        browser.get("/")
+    browser.get(f"/login-and-show/{alice.pk}/")  # its widget made after the login
+    assert members(redis_client, "users") == [str(alice.pk)]
+    assert members(redis_client, "guests") == []
+
+
 def test_switching_user_records_the_new_user_at_once(
     browser: Client, alice: User, bob: User, redis_client: Redis
 ) -> None:

@@ -39,6 +39,14 @@ def log_in(request: HttpRequest, pk: int) -> HttpResponse:
     return HttpResponse("logged in")
 
 
+def log_in_and_show(request: HttpRequest, pk: int) -> HttpResponse:
+    """Logs the user in and answers with a page of the widget, not a
+    redirect: the page is made after the login."""
+    login(request, get_user_model()._default_manager.get(pk=pk))
+    template = engines["django"].from_string("{% load whos_online %}{% whos_online %}")
+    return HttpResponse(template.render({}, request))
+
+
 def log_out(request: HttpRequest) -> HttpResponse:
     logout(request)
     return HttpResponse("logged out")
@@ -271,6 +279,7 @@ urlpatterns = [
     path("", page),
     path("widget/", widget),
     path("login/<int:pk>/", log_in),
+    path("login-and-show/<int:pk>/", log_in_and_show),
     path("logout/", log_out),
     path("thread/<int:pk>/", thread, name="thread"),
     path("async-thread/<int:pk>/", async_thread),

@@ -13,10 +13,9 @@ from django.urls import NoReverseMatch, reverse
 from django.utils.cache import patch_cache_control, patch_vary_headers
 
 from whos_online import page
-from whos_online.guard import Guard
 from whos_online.page import Page
 from whos_online.rooms import record_page_rooms, room_of_path, rooms_to_enter
-from whos_online.seen import holds, moved, session_changed
+from whos_online.seen import Verdict, holds, moved, session_changed, session_key_of
 from whos_online.store import Store, get_store
 from whos_online.visitors import Visit
 
@@ -57,15 +56,19 @@ class WhosOnlineMiddleware:
         if store.config.problems:  # logged once by get_config
             return self.get_response(request)
         held = holds(request, store)
-        visit = None if held else before_view(page.start(request, store))
-        token = page.SERVING.set(request)
+        if held is None:
+            came_with = session_key_of(request, store.config)
+            visit = before_view(page.start(request, store, came_with))
+        else:
+            came_with, visit = held.session_key, None
+        token = page.SERVING.set((request, came_with))
         try:
             response: HttpResponseBase = self.get_response(request)  # type: ignore[assignment]
         finally:
             page.SERVING.reset(token)
         made = page.made_for(request)
-        if not (held and nothing_to_write(request, response, store, held, made)):
-            made = made_after(request, store, held)
+        if held is None or not nothing_to_write(request, response, store, held, made):
+            made = page.start(request, store, came_with)
             writes = writes_after(made, response, visit)
             if writes is not None:
                 writes()
@@ -78,17 +81,20 @@ class WhosOnlineMiddleware:
         if store.config.problems:  # logged once by get_config
             return await self.get_response(request)  # type: ignore[no-any-return,misc]
         held = holds(request, store)
-        visit = None
-        if not held:
-            visit = await sync_to_async(before_view)(page.start(request, store))
-        token = page.SERVING.set(request)
+        if held is None:
+            came_with = session_key_of(request, store.config)
+            started = page.start(request, store, came_with)
+            visit = await sync_to_async(before_view)(started)
+        else:
+            came_with, visit = held.session_key, None
+        token = page.SERVING.set((request, came_with))
         try:
             response: HttpResponseBase = await self.get_response(request)  # type: ignore[misc]
         finally:
             page.SERVING.reset(token)
         made = page.made_for(request)
-        if not (held and nothing_to_write(request, response, store, held, made)):
-            made = made_after(request, store, held)
+        if held is None or not nothing_to_write(request, response, store, held, made):
+            made = page.start(request, store, came_with)
             writes = writes_after(made, response, visit)
             if writes is not None:
                 await sync_to_async(writes)()
@@ -111,22 +117,11 @@ def before_view(made: Page) -> Visit | None:
     return visit
 
 
-def made_after(request: HttpRequest, store: Store, held: Guard | None) -> Page:
-    """The request's page after the view, made now if nothing made it: with
-    the session key the request came with, which the guard ``held`` was
-    reached for (the view may have logged someone in or out since)."""
-    if not held:
-        return page.of(request)
-    return page.start(
-        request, store, request.COOKIES.get(store.config.session_cookie_name, "")
-    )
-
-
 def nothing_to_write(
     request: HttpRequest,
     response: HttpResponseBase,
     store: Store,
-    held: Guard,
+    held: Verdict,
     made: Page | None,
 ) -> bool:
     """The guarded path after the view: whether the answer surely leaves
@@ -141,9 +136,13 @@ def nothing_to_write(
         return False
     if not 200 <= response.status_code < 300:
         return True
-    if room_of_path(request, store)[1] != held.rooms:
+    found = held.guard
+    assert found is not None  # a verdict that holds is on a guard
+    if room_of_path(request, store)[1] != found.rooms:
         return False
-    return held.is_guests or request.method != "GET" or not moved(request, store, held)
+    return (
+        found.is_guests or request.method != "GET" or not moved(request, store, found)
+    )
 
 
 def writes_after(

@@ -110,13 +110,15 @@ def start(request: HttpRequest, store: Store, session_key: str | None = None) ->
 
 
 def of(request: HttpRequest) -> Page:
-    """The request's :class:`Page`, made now if the middleware did not."""
+    """The request's :class:`Page`, made now if nothing made it: while the
+    middleware serves the request, with the session key it came with (the
+    view may have logged someone in or out since)."""
     found = getattr(request, ATTRIBUTE, None)
     if isinstance(found, Page):
         return found
-    made = Page(request, get_store())
-    setattr(request, ATTRIBUTE, made)
-    return made
+    served = SERVING.get()
+    came_with = served[1] if served is not None and served[0] is request else None
+    return start(request, get_store(), came_with)
 
 
 def forget(request: HttpRequest) -> None:
@@ -159,13 +161,15 @@ def made_for(request: HttpRequest) -> Page | None:
     return found if isinstance(found, Page) else None
 
 
-SERVING: ContextVar[HttpRequest | None] = ContextVar("whos_online_page", default=None)
-"""The request whose page is being made, set by the middleware around the
-view: a context variable, so a synchronous view run in a thread under ASGI
-finds it too."""
+SERVING: ContextVar[tuple[HttpRequest, str] | None] = ContextVar(
+    "whos_online_page", default=None
+)
+"""The request whose page is being made, and the session key it came with,
+set by the middleware around the view: a context variable, so a synchronous
+view run in a thread under ASGI finds it too."""
 
 
 def current() -> Page | None:
     """The page being made, if the middleware is serving one."""
-    request = SERVING.get()
-    return None if request is None else of(request)
+    served = SERVING.get()
+    return None if served is None else of(served[0])

@@ -38,18 +38,12 @@ class Cookies:
     def __init__(
         self, request: HttpRequest, store: Store, session_key: str | None = None
     ) -> None:
+        """``session_key``: the one the request came with, where the view
+        may have changed it since (else :func:`session_key_of`)."""
         config = store.config
         cookies = request.COOKIES
-        # Reading ``modified`` loads nothing; only a session this request
-        # changed (a login, a logout) is asked for its key. ``session_key``:
-        # the one the request came with, when the view changed it since.
-        session = getattr(request, "session", None)
-        if session_key is not None:
-            pass
-        elif session is not None and session.modified:
-            session_key = session.session_key or ""
-        else:
-            session_key = cookies.get(config.session_cookie_name, "")
+        if session_key is None:
+            session_key = session_key_of(request, config)
         raw = cookies.get(config.guard_cookie_name)
         self.request = request
         self.store = store
@@ -84,12 +78,22 @@ class Cookies:
         self.guarded = now < verdict.deadline
 
 
-def holds(request: HttpRequest, store: Store) -> guard.Guard | None:
-    """The request's guard if it spares the request a record by what this
-    process remembers alone (:class:`Cookies` says so too, then): a verdict
-    kept for this very cookie, session key and socket address, within its
-    deadline. A few dictionary lookups and one clock reading, nothing built:
-    the guarded path. ``None`` leaves it to :class:`Cookies`."""
+def session_key_of(request: HttpRequest, config: Config) -> str:
+    """The session key the browser holds (or will hold after this response):
+    its cookie's, or, for a session this request changed (a login, a
+    logout), the new one. Reading ``modified`` loads nothing."""
+    session = getattr(request, "session", None)
+    if session is not None and session.modified:
+        return session.session_key or ""
+    return request.COOKIES.get(config.session_cookie_name, "")
+
+
+def holds(request: HttpRequest, store: Store) -> Verdict | None:
+    """The verdict on the request's guard if it spares the request a record
+    by what this process remembers alone (:class:`Cookies` says so too,
+    then): one kept for this very cookie, session key and socket address,
+    within its deadline. A few dictionary lookups and one clock reading,
+    nothing built: the guarded path. ``None`` leaves it to :class:`Cookies`."""
     config = store.config
     cookies = request.COOKIES
     raw = cookies.get(config.guard_cookie_name)
@@ -104,7 +108,7 @@ def holds(request: HttpRequest, store: Store) -> guard.Guard | None:
     ):
         return None
     session = getattr(request, "session", None)
-    return None if session is not None and session.modified else verdict.guard
+    return None if session is not None and session.modified else verdict
 
 
 def moved(request: HttpRequest, store: Store, found: guard.Guard) -> bool:
