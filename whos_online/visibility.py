@@ -98,7 +98,14 @@ def _read(pks: list[str]) -> dict[str, tuple[bool, bool]] | None:
     key = Visibility._meta.pk
     assert key is not None
     target = key.target_field  # type: ignore[attr-defined]
-    params = [key.get_db_prep_value(target.to_python(pk), connection) for pk in pks]
+    # As a lookup prepares them: a key is compared, never saved (MySQL
+    # refuses 0 as an AutoField's value to save).
+    params = [
+        key.get_db_prep_value(
+            key.get_prep_value(target.to_python(pk)), connection, True
+        )
+        for pk in pks
+    ]
     # In a transaction, a savepoint, so a failure leaves it usable; where
     # each query commits, none (a savepoint or a transaction costs two
     # round trips more).
