@@ -19,6 +19,7 @@ from redis import Redis
 from redis.client import Pipeline
 
 from tests import presence
+from whos_online import live
 from whos_online.models import Visibility
 from whos_online.store import get_store, scripts
 
@@ -180,6 +181,16 @@ def redis_commands(monkeypatch: pytest.MonkeyPatch) -> CommandCounter:
     monkeypatch.setattr(Redis, "execute_command", counting)
     monkeypatch.setattr(Pipeline, "execute", counting_pipeline)
     return counter
+
+
+@pytest.fixture
+def retired_hubs() -> Iterator[None]:
+    """Live streams' hubs of this test retired after it, so the next test's
+    streams start a hub of their own."""
+    yield
+    for hub in live._hubs:
+        hub.retired = True
+    get_store()
 
 
 @pytest.fixture

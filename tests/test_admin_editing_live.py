@@ -15,7 +15,7 @@ import contextlib
 import functools
 import json
 import re
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 import pytest
@@ -27,9 +27,8 @@ from pytest_django.fixtures import Settings as SettingsWrapper
 from tests.test_admin_editing import ADMIN, close_form, open_form, ping, staff
 from tests.test_live import first, run
 from whos_online import editing, live, streams
-from whos_online.store import get_store
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("retired_hubs")]
 
 
 @pytest.fixture
@@ -45,14 +44,6 @@ def ana() -> Client:
 @pytest.fixture
 def bo() -> Client:
     return staff("bo")
-
-
-@pytest.fixture(autouse=True)
-def retire_hubs() -> Iterator[None]:
-    yield
-    for hub in live._hubs:
-        hub.retired = True
-    get_store()
 
 
 def stream_url(topic: Group) -> str:

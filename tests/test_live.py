@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import io
-from collections.abc import AsyncIterator, Callable, Coroutine, Iterator
+from collections.abc import AsyncIterator, Callable, Coroutine
 from typing import Any, TypeVar
 
 import pytest
@@ -21,9 +21,8 @@ from pytest_django.fixtures import Settings as SettingsWrapper
 from tests import presence
 from whos_online import api, live, streams
 from whos_online.rooms import room_token
-from whos_online.store import get_store
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("retired_hubs")]
 
 T = TypeVar("T")
 URL = "/whos-online/stream/"
@@ -428,14 +427,6 @@ def test_a_page_served_under_asgi_names_its_widgets_stream() -> None:
     asgi.user = request.user = AnonymousUser()
     assert "data-whos-online-stream=" in page_with_widget(asgi)
     assert "data-whos-online-stream=" not in page_with_widget(request)
-
-
-@pytest.fixture(autouse=True)
-def retire_hubs() -> Iterator[None]:
-    yield
-    for hub in live._hubs:
-        hub.retired = True
-    get_store()
 
 
 def test_changes_end_when_the_subscription_is_lost() -> None:
