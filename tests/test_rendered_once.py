@@ -165,3 +165,16 @@ def test_a_sites_own_widget_template_renders_for_each_viewer(
     guarded(alices), guarded(bobs)
     assert "for alice" in widget_of(alices.get("/busy-page/"))
     assert "for bob" in widget_of(bobs.get("/busy-page/"))
+
+
+def test_a_page_a_cache_keeps_shows_a_guest_no_render_made_for_staff(
+    django_user_model: type[User],
+) -> None:
+    ghost = django_user_model.objects.create_user("ghost")
+    presence.record_user(ghost.pk, hidden=True)
+    staff = Client()
+    staff.force_login(django_user_model.objects.create_user("s", is_staff=True))
+    guarded(staff)
+    assert "ghost" in widget_of(staff.get("/busy-page/"))  # staff's render kept
+    staff.get("/cached-output/s/")  # the first to open the page a cache keeps
+    assert "ghost" not in widget_of(Client().get("/cached-output/s/"))
