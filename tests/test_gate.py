@@ -558,10 +558,10 @@ def test_every_output_tells_each_viewer_what_they_may_learn_and_no_more(
 @pytest.mark.parametrize("setting", SETTINGS)
 @pytest.mark.parametrize("viewer", VIEWERS)
 def test_the_users_seen_today_name_whom_the_viewer_may_know_was_here(
+    clock: Clock,  # first: the day it may start afresh is the subject's
     subject: User,
     settings: SettingsWrapper,
     django_user_model: type[User],
-    clock: Clock,
     viewer: ViewerMaker,
     setting: Rule,
 ) -> None:
