@@ -46,6 +46,8 @@ STAFF = ["admin", "editor", "viewer"]
 NOTICE = "#whos-online-editing"
 # Each form asks every 2 seconds (the site's WHOS_ONLINE_ADMIN_EDITING_SECONDS).
 ASK_WAIT_MS = 10_000
+# A page load, a save and its redirect included, on a busy CI machine.
+PAGE_WAIT_MS = 10_000
 
 LogIn = Callable[..., "Page"]
 
@@ -90,7 +92,7 @@ def log_in(browser: Browser, site: tuple[str, str]) -> Iterator[LogIn]:
             base_url=site[1], user_agent=USER_AGENT, **options
         )
         page = context.new_page()
-        page.set_default_timeout(10_000)
+        page.set_default_timeout(PAGE_WAIT_MS)
         pages.append(page)
         page.goto("/admin/login/?next=/admin/")
         page.fill("[name=username]", username)
@@ -197,14 +199,16 @@ def test_a_save_since_and_its_refusal_read_well_in_the_theme(
     open_alice(editor)
     editor.fill("#id_last_name", "Liddell")
     editor.locator("[name=_continue]").click()
-    expect(editor.locator("#id_last_name")).to_have_value("Liddell")
+    expect(editor.locator("#id_last_name")).to_have_value(
+        "Liddell", timeout=PAGE_WAIT_MS
+    )
     saved = admin.locator(f"{NOTICE} li", has_text="editor saved this user")
     expect(saved).to_be_visible(timeout=ASK_WAIT_MS)
     reads_as_a_box(saved)
     admin.fill("#id_last_name", "Pleasance")
     admin.locator("[name=_continue]").click()
     overwrite = admin.locator(".whos-online-overwrite")
-    expect(overwrite).to_be_visible()
+    expect(overwrite).to_be_visible(timeout=PAGE_WAIT_MS)
     # On the theme's own box of errors, in the colour it gives them.
     reads_as_a_box(overwrite, tinted=False)
     screenshot(admin, f"admin-theme-{site[0]}-refused", whole=False)
