@@ -37,7 +37,6 @@ FULL = {
     "users": 200,  # logged-in users with sessions
     "rounds": 30,
     "block": 400,  # requests per case per round (a quarter for round trips)
-    "many": 100_000,  # distinct visitors a process has seen
     "redis_rounds": 7,
     "redis_calls": 200,
     "benchmark_requests": 100_000,
@@ -47,7 +46,7 @@ FULL = {
     "not_seen_after": 4_200,  # distinct visitors before those counted
     "together_block": 40,  # pages a case per round (an admin page is slow)
 }
-QUICK = FULL | {"size": 5_000, "users": 30, "rounds": 3, "block": 60, "many": 5_000}
+QUICK = FULL | {"size": 5_000, "users": 30, "rounds": 3, "block": 60}
 QUICK |= {"redis_rounds": 2, "redis_calls": 30, "benchmark_requests": 10_000}
 QUICK |= {"prune_size": 20_000, "prune_rounds": 1, "callgrind_requests": 20}
 QUICK |= {"not_seen_after": 100, "together_block": 10}
@@ -61,7 +60,7 @@ def measure(params: dict[str, Any], callgrind: bool) -> dict[str, Any]:
     results: dict[str, Any] = {}
     results["peer_error"] = world.peer_error
     results["requests"] = figures.request_costs(
-        world, params["rounds"], params["block"], params["many"]
+        world, params["rounds"], params["block"]
     )
     log("working together: a listing's rows, an admin change form")
     results["together"] = together.costs(
