@@ -57,7 +57,13 @@ CASES = (
     Case("d", "(d) django-online-users 0.3, no widget", "peer", False),
 )
 FULL = {"visitors": 200, "users": 100, "rounds": 5, "seconds": 20, "warmup": 3}
+# The capacity sweep: the same sites at each rate (visitors, each a page a
+# second, as many logged in as in the run), short rounds of (a), (b), (c).
+FULL |= {"sweep": [100, 150, 200, 250, 300, 400], "sweep_rounds": 2}
+FULL |= {"sweep_seconds": 10}
 QUICK = FULL | {"visitors": 20, "users": 10, "rounds": 1, "seconds": 3, "warmup": 1}
+QUICK |= {"sweep": [10, 20], "sweep_rounds": 1, "sweep_seconds": 2}
+SWEPT = "abc"
 
 
 def group_cpu(pgid: int) -> float:
@@ -124,8 +130,9 @@ async def ready(server: Server, workdir: Path) -> None:
 
 def set_up_site(visitors: int, users: int) -> list[Visitor]:
     """Migrate the scratch database; the users, each logged in with a session
-    of their own; the visitors, users first, each from an address of their
-    own."""
+    of their own; the visitors, each from an address of their own, users and
+    guests mixed so that the first N of them, for any N, are logged in in
+    the same proportion."""
     import django
 
     django.setup()
@@ -155,8 +162,12 @@ def set_up_site(visitors: int, users: int) -> list[Visitor]:
         session[HASH_SESSION_KEY] = user.get_session_auth_hash()
         session.create()
         people.append(Visitor(address(n), session.session_key or ""))
-    people += [Visitor(address(n)) for n in range(users, visitors)]
-    return people
+    guests = [Visitor(address(n)) for n in range(users, visitors)]
+    mixed = []
+    for n in range(visitors):
+        logged_in = (n + 1) * users // visitors > n * users // visitors
+        mixed.append(people.pop(0) if logged_in else guests.pop(0))
+    return mixed
 
 
 def address(n: int) -> str:
@@ -281,12 +292,14 @@ def run(
         env["DJANGO_SETTINGS_MODULE"] = "benchmarks.load_settings"
         os.environ |= env | {"LOAD_CASE": "setup"}
         sys.path.insert(0, str(ROOT / "example_project"))
-        visitors = set_up_site(params["visitors"], params["users"])
+        most = max(params["visitors"], *params["sweep"])
+        everyone = set_up_site(most, most * params["users"] // params["visitors"])
+        visitors = everyone[: params["visitors"]]
         servers = {
             site: stack.enter_context(gunicorn(site, env, args, workdir))
             for site in sites
         }
-        asyncio.run(prepare(list(servers.values()), visitors, workdir))
+        asyncio.run(prepare(list(servers.values()), everyone, workdir))
         client = Redis.from_url(redis_url)
         threads = iter(range(FIRST_NEW_THREAD, 10**9))
         rounds: dict[str, list[dict[str, Any]]] = {case.name: [] for case in cases}
@@ -301,9 +314,21 @@ def run(
                     f"round {r + 1}/{params['rounds']} {case.label}: {summary(figures)}"
                 )
                 time.sleep(1)  # what is left of the round's work, done
+        swept = [case for case in cases if case.name in SWEPT]
+        sweep = {case.name: {} for case in swept}
+        short = params | {"seconds": params["sweep_seconds"]}
+        for rate in params["sweep"] if args.sweep else ():
+            for r in range(params["sweep_rounds"]):
+                for case in swept:
+                    server, some = servers[case.site], everyone[:rate]
+                    figures = measure(case, server, some, short, r, client, threads)
+                    sweep[case.name].setdefault(str(rate), []).append(figures)
+                    log(f"{rate} visitors, {case.label}: {summary(figures)}")
+                    time.sleep(1)
         errors = {site: failures(site, workdir) for site in sites}
     return {"cases": {c.name: c.label for c in cases}, "rounds": rounds} | {
-        "server_errors": {site: found for site, found in errors.items() if found}
+        "sweep": sweep if args.sweep else {},
+        "server_errors": {site: found for site, found in errors.items() if found},
     }
 
 
@@ -323,6 +348,12 @@ def main() -> None:
         "--threads", type=int, default=1, help="threads a gthread worker"
     )
     parser.add_argument("--cases", default="abcd", help="which cases, e.g. ab")
+    parser.add_argument(
+        "--no-sweep",
+        dest="sweep",
+        action="store_false",
+        help="leave out the capacity sweep",
+    )
     parser.add_argument("--from-json", type=Path, help="only write the report again")
     args = parser.parse_args()
     params = QUICK if args.quick else FULL

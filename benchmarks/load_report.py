@@ -4,12 +4,15 @@ the same run, as ratios taken round by round."""
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 from typing import Any
 
 from benchmarks.table import cell, markdown, med, ratio_text, ratios
 
 MOST = 1.2  # p50 and p99, ÷ (a): issue 28's target
+FAST = 100.0  # ms: a rate a site serves with p99 under this is within its capacity
+CAPACITY = 0.8  # capacity ÷ (a)'s, at least: issue 34's target
 SAME = 0.99  # requests/s ÷ (a) at least this: the same requests/s
 TARGETED = ("b", "c")  # the app and its widget; (d) is the peer
 FIGURES = (
@@ -85,6 +88,54 @@ def costs(results: dict[str, Any]) -> list[list[str]]:
                 f"{median('generator_cpu_ms'):.2f} ms",
             ]
         )
+    return body
+
+
+def _p99(rounds: list[dict[str, Any]]) -> float:
+    """The median of the rounds' p99; a round that answered no page is
+    slower than any."""
+    return med([r["p99_ms"] if r["p99_ms"] is not None else math.inf for r in rounds])
+
+
+def sweep_rows(sweep: dict[str, dict[str, list[dict[str, Any]]]]) -> list[list[str]]:
+    """A row per rate swept: each case's p99, the median of its rounds."""
+    body = []
+    for rate in next(iter(sweep.values())):
+        row = [f"{rate}/s"]
+        for case in sweep.values():
+            rounds = case[rate]
+            silent = sum(r["p99_ms"] is None for r in rounds)
+            p99 = _p99(rounds)
+            text = "no page answered" if math.isinf(p99) else f"{p99:.1f} ms"
+            if silent and not math.isinf(p99):
+                text += f" ({silent} round{'s' * (silent > 1)} answered nothing)"
+            row.append(text)
+        body.append(row)
+    return body
+
+
+def _capacity(case: dict[str, list[dict[str, Any]]]) -> int:
+    """The highest rate swept at which the case's p99 was under ``FAST``
+    (0: none); a noisy round at a lower rate does not hide it."""
+    return max((int(rate) for rate in case if _p99(case[rate]) < FAST), default=0)
+
+
+def capacity_rows(
+    sweep: dict[str, dict[str, list[dict[str, Any]]]], labels: dict[str, str]
+) -> list[list[str]]:
+    """Each case's capacity, and the app's against the floor's (a)."""
+    floor = _capacity(sweep["a"])
+    body = []
+    for name, case in sweep.items():
+        found = _capacity(case)
+        row = [f"{labels[name]}: highest rate with p99 < {FAST:g} ms"]
+        row.append(f"{found}/s" if found else "none swept")
+        if name == "a" or not floor:
+            body.append([*row, "", "", ""])
+            continue
+        met = found / floor >= CAPACITY
+        verdict = "met" if met else "**missed**"
+        body.append([*row, f"**{found / floor:.2f}×**", f"≥ {CAPACITY:g}×", verdict])
     return body
 
 
@@ -170,6 +221,28 @@ def write(results: dict[str, Any], out: Path) -> None:
         markdown(COSTS, costs(results)),
         "",
     ]
+    sweep = results.get("sweep")
+    if sweep:
+        rates = ", ".join(sweep["a"])
+        head += [
+            "## Capacity: the highest rate served with p99 under 100 ms",
+            "",
+            f"The same sites at {rates} visitors, each opening a page a second "
+            f"(as many of them logged in as above), {params['sweep_rounds']} "
+            f"rounds of {params['sweep_seconds']} s each; p99 is the median of "
+            "the rounds'. A site's capacity is the highest rate at which, and "
+            "at every rate below it, that p99 stayed under 100 ms.",
+            "",
+            markdown(
+                ["Rate", *(results["cases"][c] for c in sweep)], sweep_rows(sweep)
+            ),
+            "",
+            markdown(
+                ["Case", "Capacity", "÷ (a)", "Target", "Verdict"],
+                capacity_rows(sweep, results["cases"]),
+            ),
+            "",
+        ]
     for site, found in results.get("server_errors", {}).items():
         said = "; ".join(f"`{line}` ({n:,}×)" for line, n in found.items())
         head += [f"The `{site}` site's failed pages raised: {said}.", ""]

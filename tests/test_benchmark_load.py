@@ -12,7 +12,7 @@ import pytest
 pytest.importorskip("benchmarks.load_report")
 
 from benchmarks.load_client import Visitor, percentile  # noqa: E402
-from benchmarks.load_report import rows  # noqa: E402
+from benchmarks.load_report import capacity_rows, rows, sweep_rows  # noqa: E402
 
 
 def figures(rate: float, p50: float | None, p99: float | None) -> dict[str, Any]:
@@ -70,3 +70,55 @@ def test_visitors_keep_and_drop_cookies_as_browsers_do() -> None:
 def test_percentiles_are_by_nearest_rank() -> None:
     values = [float(n) for n in range(1, 101)]
     assert (percentile(values, 50), percentile(values, 99)) == (50.0, 99.0)
+
+
+def swept(p99s: dict[int, list[float | None]]) -> dict[str, list[dict[str, Any]]]:
+    return {
+        str(rate): [figures(rate, 5, p99) for p99 in each]
+        for rate, each in p99s.items()
+    }
+
+
+def test_a_sites_capacity_is_the_highest_rate_whose_median_p99_is_under_100_ms() -> (
+    None
+):
+    sweep = {
+        "a": swept({100: [10, 12], 200: [30, 40], 300: [90, 150]}),
+        "b": swept({100: [20, 22], 200: [95, 150], 300: [900, 1000]}),
+    }
+    assert capacity_rows(sweep, {"a": "(a)", "b": "(b)"})[-2:] == [
+        ["(a): highest rate with p99 < 100 ms", "200/s", "", "", ""],
+        [
+            "(b): highest rate with p99 < 100 ms",
+            "100/s",
+            "**0.50×**",
+            "≥ 0.8×",
+            "**missed**",
+        ],
+    ]
+
+
+def test_a_rate_with_a_round_that_answered_nothing_is_over_capacity() -> None:
+    sweep = {
+        "a": swept({100: [10], 200: [20]}),
+        "b": swept({100: [10], 200: [None]}),
+    }
+    rows_ = capacity_rows(sweep, {"a": "(a)", "b": "(b)"})
+    assert rows_[-1][:2] == ["(b): highest rate with p99 < 100 ms", "100/s"]
+
+
+def test_a_site_under_capacity_at_every_rate_swept_has_none() -> None:
+    sweep = {"a": swept({100: [10]}), "b": swept({100: [500]})}
+    rows_ = capacity_rows(sweep, {"a": "(a)", "b": "(b)"})
+    assert rows_[-1][1:3] == ["none swept", "**0.00×**"]
+
+
+def test_the_sweep_shows_each_rates_median_p99_beside_the_floors() -> None:
+    sweep = {
+        "a": swept({100: [10, 12, 30], 200: [30, 40, 50]}),
+        "b": swept({100: [20, 22, 24], 200: [95, None, 150]}),
+    }
+    assert sweep_rows(sweep) == [
+        ["100/s", "12.0 ms", "22.0 ms"],
+        ["200/s", "40.0 ms", "150.0 ms (1 round answered nothing)"],
+    ]
