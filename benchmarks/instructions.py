@@ -34,12 +34,15 @@ class Case(NamedTuple):
     cookies, taken in turn (``address`` and ``path`` among them say those);
     ``settings``, if any, in force while it is warmed up and counted;
     ``warm``: requests before those counted (a page, slow under valgrind,
-    needs fewer than a request that costs little)."""
+    needs fewer than a request that costs little); ``counted``: how many are
+    counted, if not the run's number (a page is some thirty times as slow as
+    a request, and its count as steady after fewer)."""
 
     site: str
     cookies: list[dict[str, str]]
     settings: dict[str, Any] | None = None
     warm: int = WARM
+    counted: int | None = None
 
 
 class Counted(NamedTuple):
@@ -76,7 +79,10 @@ def measure(
         ran = json.loads(Path(scratch, "redis.json").read_text())
     totals = [int(re.findall(r"^totals: (\d+)", part, re.M)[0]) for part in parts]
     return Counted(
-        {case: total / n for case, total in zip(order, totals, strict=True)},
+        {
+            case: total / (cases[case].counted or n)
+            for case, total in zip(order, totals, strict=True)
+        },
         dict(zip(order, ran, strict=True)),
     )
 
@@ -118,7 +124,9 @@ def child(jar: str, n: int) -> None:
 
 
 def warmed(case: Case, site: Any, n: int) -> list[dict[str, Any]]:
-    """The case's ``n`` requests to count, after its warm-up."""
+    """The case's requests to count (``n`` unless it says), after its
+    warm-up."""
+    n = case.counted or n
     warm = max(case.warm, len(case.cookies) - n)
     for env in requests(case.cookies, 0, warm):
         site(env)

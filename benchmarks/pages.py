@@ -33,6 +33,9 @@ HOME, WITHOUT = "/home/", "/home/without/"
 # Pages before those counted: the templates compiled, the connections open,
 # a snapshot taken; more would only lengthen the run under valgrind.
 WARM = 5
+# Pages counted a case: a count's noise is a page's, not a request's, and
+# fewer keep a full run's pages inside the guards' five minutes under valgrind.
+PAGES = 30
 # How each page with the app is counted: the settings as shipped; the
 # snapshot's age raised to an hour, so that valgrind's slowness takes no new
 # one (every counted page within one snapshot's age, as a process serving a
@@ -66,17 +69,17 @@ def cases_of(kind: str, cookies: dict[str, str], guard: str) -> dict[str, Case]:
     without = {key: value for key, value in cookies.items() if key != guard}
     found = {
         name("home page without the app", kind): Case(
-            "bare", [without | {"path": WITHOUT}], warm=WARM
+            "bare", [without | {"path": WITHOUT}], warm=WARM, counted=PAGES
         ),
         name("plain listing page", kind): Case(
-            "ours", [cookies | {"path": "/listing/"}], warm=WARM
+            "ours", [cookies | {"path": "/listing/"}], warm=WARM, counted=PAGES
         ),
-        name("empty page", kind): Case("ours", [cookies]),
+        name("empty page", kind): Case("ours", [cookies], counted=PAGES),
     }
     for page, path in (("home page with the app", HOME), ("widget page", "/widget/")):
         for variant, settings in VARIANTS.items():
             found[name(page, kind, variant)] = Case(
-                "ours", [cookies | {"path": path}], settings, WARM
+                "ours", [cookies | {"path": path}], settings, WARM, PAGES
             )
     return found
 
@@ -115,9 +118,9 @@ def listed() -> dict[str, Any]:
     }
 
 
-def split(counted: Counted, pages: dict[str, Case], n: int) -> tuple[Any, Any]:
+def split(counted: Counted, pages: dict[str, Case]) -> tuple[Any, Any]:
     """The other cases' instructions, and the pages' figures: instructions
-    per page, what Redis ran for each case's ``n`` pages, and how many
+    per page, what Redis ran for each case's ``PAGES`` pages, and how many
     snapshots they took (one ``HMGET`` of the site's record each, sent with
     the snapshot's script; only a record runs another, which the check
     below rules out: a guard that no longer held)."""
@@ -131,7 +134,7 @@ def split(counted: Counted, pages: dict[str, Case], n: int) -> tuple[Any, Any]:
         "instructions": found,
         "snapshots": {name: commands.get("hmget", 0) for name, commands in ran.items()},
         "redis": ran,
-        "requests": n,
+        "requests": PAGES,
         "users": USERS,
         "guests": GUESTS,
     }

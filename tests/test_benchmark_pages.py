@@ -115,7 +115,7 @@ def counted(**redis: dict[str, int]) -> Counted:
 def test_the_snapshots_taken_are_counted_from_redis() -> None:
     pages = {"widget page, guest": Case("ours", [{}])}
     run = counted(**{"widget page, guest": {"evalsha": 3, "hmget": 3, "hget": 3}})
-    others, figures = split(run, pages, 20)
+    others, figures = split(run, pages)
     assert others == {"bare guest": 700_000.0}
     assert figures["snapshots"] == {"widget page, guest": 3}
     assert figures["instructions"] == {"widget page, guest": 3e6}
@@ -125,4 +125,4 @@ def test_a_page_that_recorded_its_visitor_fails_the_run() -> None:
     pages = {"widget page, guest": Case("ours", [{}])}
     run = counted(**{"widget page, guest": {"evalsha": 1, "zadd": 1, "hmget": 1}})
     with pytest.raises(RuntimeError, match="recorded its visitor"):
-        split(run, pages, 20)
+        split(run, pages)
