@@ -287,11 +287,15 @@ def parse_networks(specs: Sequence[str]) -> tuple[IPNetwork, ...]:
     return tuple(ipaddress.ip_network(spec, strict=False) for spec in specs)
 
 
-# Django settings that Config is derived from, besides our own.
+# Django settings that Config is derived from, besides our own, or that
+# what is built from it keeps an answer of (the links: links.py).
 DJANGO_SETTINGS_USED = {
     "CACHES",
     "ROOT_URLCONF",
     "SECRET_KEY",
+    "STATIC_URL",
+    "STATICFILES_STORAGE",
+    "STORAGES",
     "SESSION_COOKIE_AGE",
     "SESSION_COOKIE_DOMAIN",
     "SESSION_COOKIE_NAME",

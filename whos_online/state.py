@@ -289,6 +289,8 @@ class State:
         # path_info, or (URLconf, path_info) for a request's own URLconf ->
         # the room of the page there and its mark.
         self.page_rooms: BoundedMemo[object, tuple[str | None, str]] = BoundedMemo(4096)
+        # The URLs the outputs link to (see links.py).
+        self.links: BoundedMemo[object, str | None] = BoundedMemo(256)
         self.bots = Throttle()
         # User pk -> when this process may record their heartbeat again.
         self.heartbeats = Throttle()

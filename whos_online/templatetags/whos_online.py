@@ -17,13 +17,12 @@ from django.core.handlers.asgi import ASGIRequest
 from django.db.models import Model
 from django.http import HttpRequest
 from django.template.context import Context
-from django.urls import NoReverseMatch, reverse
 from django.utils.html import format_html
 from django.utils.http import urlencode
 from django.utils.safestring import SafeString
 from django.utils.translation import gettext
 
-from whos_online import page
+from whos_online import links, page
 from whos_online.conf import get_config
 from whos_online.decorate import MOST_PATHS
 from whos_online.rendered import widget_html
@@ -44,6 +43,7 @@ from whos_online.store import Counts
 register = template.Library()
 
 COUNTS = ("people", "total", "users", "hidden", "guests", "bots")
+REFRESH_JS = "whos_online/refresh.js"
 
 
 class Count(int):
@@ -120,6 +120,7 @@ def whos_online(
         "roster": roster,
         "refresh_seconds": seconds,
         "refresh_url": _refresh_url(name, viewer) if refreshed else None,
+        "refresh_script": links.script(REFRESH_JS) if refreshed else None,
         "stream_url": (
             _refresh_url(name, viewer, "whos_online:stream")
             if refreshed and _streams(context)
@@ -242,9 +243,10 @@ def whos_online_heartbeat(context: Context) -> dict[str, Any]:
     viewer = _viewer(context)
     url = None
     if viewer is not None and viewer.is_authenticated:
-        url = _reverse("whos_online:heartbeat")
+        url = links.endpoint("whos_online:heartbeat")
     return {
         "heartbeat_url": url,
+        "heartbeat_script": url and links.script("whos_online/heartbeat.js"),
         "heartbeat_seconds": get_config().heartbeat_seconds,
         "csrf_token": context.get("csrf_token"),
     }
@@ -257,11 +259,16 @@ def whos_online_beacon(
     """For pages served from a cache or a CDN, which never reach the
     middleware: a small script tells the server the visitor is here, at most
     once per guard period (and names ``room``, when given)."""
-    url = _reverse("whos_online:beacon")
+    url = links.endpoint("whos_online:beacon")
     name = None if room is None else room_name(room)
     if url is not None and name is not None:
         url = f"{url}?{urlencode({'room': make_room_token(name, _viewer(context))})}"
-    return {"beacon_url": url, "beacon_seconds": get_config().guard_seconds}
+    return {
+        "beacon_url": url,
+        "beacon_seconds": get_config().guard_seconds,
+        "refresh_script": url and links.script(REFRESH_JS),
+        "beacon_script": url and links.script("whos_online/beacon.js"),
+    }
 
 
 @register.inclusion_tag("whos_online/decorate.html")
@@ -273,8 +280,10 @@ def whos_online_decorate(refresh: int | str = 0) -> dict[str, Any]:
     pages whose templates the site does not own; one request for the whole
     page. ``refresh=30`` asks again every 30 seconds; without it, as often
     as a refreshing widget on the page."""
+    url = links.endpoint("whos_online:decorate")
     return {
-        "decorate_url": _reverse("whos_online:decorate"),
+        "decorate_url": url,
+        "decorate_script": url and links.script("whos_online/decorate.js"),
         "refresh_seconds": max(_whole(refresh, 0) or 0, 0),
         "most_paths": MOST_PATHS,
     }
@@ -297,7 +306,7 @@ def whos_online_visibility(context: Context) -> dict[str, Any]:
     with the CSRF token; one query for both current choices)."""
     viewer = _viewer(context)
     request = context.get("request")
-    url = _reverse("whos_online:visibility")
+    url = links.endpoint("whos_online:visibility")
     config = get_config()
     offers_invisible = config.allow_invisible
     offers_last_seen = config.last_seen_shown == "exact"
@@ -374,7 +383,7 @@ def _viewer(context: Context) -> Any:
 def _refresh_url(
     room: str | None, viewer: Any, view: str = "whos_online:widget"
 ) -> str | None:
-    url = _reverse(view)
+    url = links.endpoint(view)
     if url is None or room is None:
         return url
     return f"{url}?{urlencode({'room': make_room_token(room, viewer)})}"
@@ -390,19 +399,10 @@ def _here(context: Context, room: str | None) -> dict[str, Any] | None:
     """What the refresh script of a page in ``room`` needs to keep its tab
     there while it is open: the endpoint, a token of the room, how often."""
     request = context.get("request")
-    url = _reverse("whos_online:here")
+    url = links.endpoint("whos_online:here")
     if room is None or url is None or not isinstance(request, HttpRequest):
         return None
     if room not in rooms_of_page(request):
         return None
     token = make_room_token(room, _viewer(context))
     return {"url": url, "token": token, "seconds": get_config().tab_seconds}
-
-
-def _reverse(name: str) -> str | None:
-    """The URL, or ``None`` where the site has not included whos_online.urls
-    (a system check says so)."""
-    try:
-        return reverse(name)
-    except NoReverseMatch:
-        return None
