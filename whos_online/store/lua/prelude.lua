@@ -37,11 +37,14 @@ local function budget_of(start, room)
     start .. budget .. 'room-members'
 end
 
--- The sets of a room a member of ``kind`` may be in: a user's visible and
--- hidden sets (they move between them), or the guests set.
+-- The sets of a room a member of ``kind`` may be in, the set of their kind
+-- first: a user's visible and hidden sets (they move between them), or the
+-- guests set.
 local function sets_of(start, room, kind)
   if kind == 'guests' then
     return {room_set(start, room, 'guests')}
+  elseif kind == 'hidden' then
+    return {room_set(start, room, 'hidden'), room_set(start, room, 'users')}
   end
   return {room_set(start, room, 'users'), room_set(start, room, 'hidden')}
 end
@@ -118,8 +121,12 @@ end
 -- and the room's streams are told.
 local function leave_room(start, kind, member, room)
   local left = 0
+  -- A user is in at most one of a room's users and hidden sets.
   for _, set in ipairs(sets_of(start, room, kind)) do
-    left = left + redis.call('ZREM', set, member)
+    left = redis.call('ZREM', set, member)
+    if left == 1 then
+      break
+    end
   end
   freed(start, room, left)
   if left > 0 then

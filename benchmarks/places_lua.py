@@ -1,0 +1,133 @@
+"""places.lua alone, as a reader moving thread to thread runs it: µs inside
+Redis (``INFO commandstats``) of a guest and of a user whose device opens a
+room new to them each call, beside floor B (a renewal ZADD into a set of
+20,000), in a private redis-server. With no web request between the calls
+its figures are steadier than rooms_cost.py's, steady enough to tell apart
+levers of a few µs: name commits whose Lua to measure beside the work tree's.
+
+    .venv/bin/python benchmarks/places_lua.py [REF ...] [--rounds N]
+
+Each REF (``main``, ``HEAD~2``, a commit, or a folder holding a prototype's
+prelude.lua and places.lua) is measured in the same server as the work
+tree's ``whos_online/store/lua/``, round by round in a new order.
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import random
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from benchmarks.bench import ROOT, log, redis_server, scratch  # noqa: E402
+from benchmarks.table import ratios  # noqa: E402
+
+LUA = "whos_online/store/lua"
+FLOOR_B = "renewal ZADD (B)"
+# kind, member, place: a guest's device is "d:" (guests have no session)
+READERS = {"guest": ("guests", "192.0.2.77", "d:"), "user": ("users", "7", "d:1f2e")}
+BIG = 10**6  # rooms and members a budget may hold: no new room is refused
+
+
+def source(ref: str | None) -> str:
+    """places.lua after the prelude, as store/scripts.py sends it, of the work
+    tree (``None``), of a folder or of a commit."""
+
+    def read(name: str) -> str:
+        if ref is None or Path(ref).is_dir():
+            folder = ROOT / LUA if ref is None else Path(ref)
+            return (folder / f"{name}.lua").read_text("utf-8")
+        shown = subprocess.run(
+            ["git", "show", f"{ref}:{LUA}/{name}.lua"],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        return shown.stdout
+
+    return f"{read('prelude')}\n{read('places')}"
+
+
+class Reader:
+    """A member of one variant's shard, each call in a room new to them."""
+
+    threads = itertools.count(2 * 10**6)
+
+    def __init__(self, client: Any, sha: str, tag: str, who: str) -> None:
+        self.client, self.sha, self.start = client, sha, f"{{{tag}}}:"
+        self.kind, self.member, self.place = READERS[who]
+        self.places = f"{self.start}places:{self.kind[0]}:{self.member}"
+
+    def __call__(self) -> None:
+        room = f"thread:{next(self.threads)}"
+        args = [self.kind, self.member, self.place, 300, "", BIG, BIG, 20, room]
+        self.client.evalsha(self.sha, 2, self.start, self.places, *args)
+
+
+def measure(client: Any, fn: Any, n: int, command: str) -> float:
+    """µs inside Redis of one call of ``fn``, over ``n`` calls."""
+    client.config_resetstat()
+    for _ in range(n):
+        fn()
+    return float(client.info("commandstats")[f"cmdstat_{command}"]["usec"]) / n
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("refs", nargs="*", help="commits whose Lua to measure too")
+    parser.add_argument("--rounds", type=int, default=15)
+    parser.add_argument("--calls", type=int, default=300, help="per round")
+    args = parser.parse_args()
+    variants = {"work tree": source(None)} | {ref: source(ref) for ref in args.refs}
+    with scratch("whos-online-places-") as workdir, redis_server(workdir) as url:
+        from redis import Redis
+
+        client = Redis.from_url(url)
+        now = time.time()
+        client.zadd("{floor}:guests", {f"g{i}": now for i in range(20_000)})
+        renewing = itertools.cycle(range(20_000))
+
+        def zadd() -> None:
+            client.zadd("{floor}:guests", {f"g{next(renewing)}": time.time()})
+
+        cases: dict[tuple[str, str], tuple[Any, str]] = {("", FLOOR_B): (zadd, "zadd")}
+        for n, (name, text) in enumerate(variants.items()):
+            sha = client.script_load(text)
+            for who in READERS:
+                reader = Reader(client, sha, f"places-{n}", who)
+                for _ in range(args.calls):  # rooms in use, as after a while
+                    reader()
+                cases[(name, who)] = (reader, "evalsha")
+        log(f"{args.rounds} rounds of {args.calls} calls")
+        out: dict[tuple[str, str], list[float]] = {case: [] for case in cases}
+        order = list(cases)
+        for r in range(args.rounds):
+            random.Random(r).shuffle(order)
+            for case in order:
+                fn, command = cases[case]
+                out[case].append(measure(client, fn, args.calls, command))
+    report(out)
+
+
+def report(out: dict[tuple[str, str], list[float]]) -> None:
+    floor = out[("", FLOOR_B)]
+    for (name, who), us in out.items():
+        each = ratios(us, floor)
+        label = f"{name}, {who}" if name else who
+        print(
+            f"{label}: {min(us):.1f} / {statistics.median(us):.1f} / {max(us):.1f} µs"
+            f"  × B {min(each):.2f} / {statistics.median(each):.2f}"
+            f" / {max(each):.2f}"
+        )
+
+
+if __name__ == "__main__":
+    main()
