@@ -22,14 +22,20 @@ from tests import presence
 from whos_online import api, live, streams
 from whos_online.rooms import room_token
 
-pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("retired_hubs")]
+# The streams render in threads of their own (``streams.RENDER_THREADS``):
+# what the test writes to the database must be committed for them to see.
+pytestmark = [
+    pytest.mark.django_db(transaction=True),
+    pytest.mark.usefixtures("retired_hubs"),
+]
 
 T = TypeVar("T")
 URL = "/whos-online/stream/"
 
 
 def run(coroutine: Callable[[], Coroutine[Any, Any, T]]) -> T:
-    """Run in the test's thread, so the view's queries see its database."""
+    """Run on an event loop in the test's thread, as Django's test client
+    does (the view's own sync code then runs in the test's thread)."""
     return async_to_sync(coroutine)()
 
 

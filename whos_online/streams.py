@@ -9,6 +9,11 @@ share one rendering of each change. An event's id is a digest of what it
 shows, so a browser that reconnects with ``Last-Event-ID`` is not sent what
 it shows already. A comment every 15 s keeps proxies from closing it.
 
+A stream holds no thread: the renderings of all of a process's streams
+run in a few threads they share (``RENDER_THREADS``), and the thread
+Django's ASGI handler keeps for each request's sync code (its middleware)
+is let go once the stream starts (:func:`_let_the_request_thread_go`).
+
 Where it cannot stream, it answers so that the page's script polls as
 before: 204 under WSGI (a stream would hold a worker), 503 when Redis
 cannot be listened to.
@@ -23,10 +28,13 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Coroutine
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, ParamSpec, TypeVar
 
-from asgiref.sync import sync_to_async
+from asgiref.sync import SyncToAsync, sync_to_async
 from django.core.handlers.asgi import ASGIRequest
+from django.db import close_old_connections, connections
 from django.http import (
     HttpRequest,
     HttpResponse,
@@ -52,6 +60,14 @@ GONE = "gone"
 # Renderings shared by anonymous streams: (room, event, language) -> HTML.
 SHARED = 256
 _shared: dict[tuple[str | None, int, str], asyncio.Future[str]] = {}
+# Threads that render (and digest) for every stream of the process: a
+# rendering holds the GIL but for short waits on Redis and the database, so
+# more threads would not render more a second.
+RENDER_THREADS = 4
+_renderers = ThreadPoolExecutor(RENDER_THREADS, "whos-online-render")
+
+P = ParamSpec("P")
+R = TypeVar("R")
 
 
 @require_GET
@@ -105,8 +121,9 @@ async def _nudged(
     rooms: tuple[str, ...], seen: Callable[[], str | None], shown: str
 ) -> AsyncIterator[str]:
     changes = follow(*rooms, wait=KEEP_ALIVE)
-    digest = sync_to_async(seen)
+    digest = _in_render_threads(seen)
     try:
+        await _let_the_request_thread_go()
         await anext(changes)
         while True:
             now = await digest() or GONE
@@ -142,7 +159,8 @@ async def _events(
     *,
     shared: bool,
 ) -> AsyncIterator[str]:
-    rendered = sync_to_async(_render)
+    await _let_the_request_thread_go()
+    rendered = _in_render_threads(_render)
     html = await rendered(request, room, language)
     try:
         while True:
@@ -181,7 +199,8 @@ async def _shared_rendering(
             _shared.clear()
         made = _shared[key] = asyncio.get_running_loop().create_future()
         try:
-            made.set_result(await sync_to_async(_render)(request, room, language))
+            html = await _in_render_threads(_render)(request, room, language)
+            made.set_result(html)
         except Exception as exc:
             _shared.pop(key, None)
             made.set_exception(exc)
@@ -193,3 +212,38 @@ def _render(request: HttpRequest, room: str | None, language: str) -> str:
     page.forget(request)
     with translation.override(language):
         return widget_html(online_roster(room=room, request=request), request)
+
+
+def _in_render_threads(
+    work: Callable[P, R],
+) -> Callable[P, Coroutine[Any, Any, R]]:
+    """``work`` run in the streams' shared threads, its database
+    connections looked after as a request's are: closed when broken or
+    older than ``CONN_MAX_AGE`` (at once by default)."""
+
+    def framed(*args: P.args, **kwargs: P.kwargs) -> R:
+        close_old_connections()
+        try:
+            return work(*args, **kwargs)
+        finally:
+            close_old_connections()
+
+    return sync_to_async(framed, thread_sensitive=False, executor=_renderers)
+
+
+async def _let_the_request_thread_go() -> None:
+    """Django's ASGI handler keeps a thread for each request's sync code
+    until its response ends, which for a stream is when its tab closes.
+    When the stream starts that code has run (the middleware), so the
+    thread is closed now, its database connections first; the response's
+    end takes a new one for a moment."""
+    context = SyncToAsync.thread_sensitive_context.get(None)
+    threads = SyncToAsync.context_to_thread_executor
+    # No context: not served by Django's ASGI handler (a test's client). A
+    # context given its thread by whoever made it: theirs to close.
+    given = getattr(context, "_executor", None) is not None
+    if context is None or context not in threads or given:
+        return
+    thread = threads.pop(context)
+    await asyncio.get_running_loop().run_in_executor(thread, connections.close_all)
+    thread.shutdown(wait=False)
