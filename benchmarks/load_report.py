@@ -230,8 +230,8 @@ def write(results: dict[str, Any], out: Path) -> None:
             f"The same sites at {rates} visitors, each opening a page a second "
             f"(as many of them logged in as above), {params['sweep_rounds']} "
             f"rounds of {params['sweep_seconds']} s each; p99 is the median of "
-            "the rounds'. A site's capacity is the highest rate at which, and "
-            "at every rate below it, that p99 stayed under 100 ms.",
+            "the rounds'. A site's capacity is the highest rate at which that "
+            "p99 stayed under 100 ms.",
             "",
             markdown(
                 ["Rate", *(results["cases"][c] for c in sweep)], sweep_rows(sweep)
