@@ -14,9 +14,11 @@ urlpatterns = [path("elsewhere/", forum), *site_patterns]
 
 
 class UseThisURLconf:
+    urlconf = __name__
+
     def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
         self.get_response = get_response
 
     def __call__(self, request: HttpRequest) -> HttpResponse:
-        request.urlconf = __name__
+        request.urlconf = self.urlconf
         return self.get_response(request)
