@@ -196,6 +196,24 @@ def test_a_stream_kept_alive_still_sends_the_next_change(
     assert "2 visitors online" in run(scenario)
 
 
+def test_closed_streams_leave_no_task_behind() -> None:
+    """What keeps the streams alive is shared by those open on a loop, and
+    goes with the last of them."""
+
+    async def scenario() -> set[asyncio.Task[Any]]:
+        before = asyncio.all_tasks()
+        followed = [live.follow(None, wait=0.1) for _ in range(3)]
+        for changes in followed:
+            assert await first(changes) == 0
+            assert await first(changes) is None  # a keep-alive
+        for changes in followed:
+            await changes.aclose()  # type: ignore[attr-defined]
+        await asyncio.sleep(0.05)  # a cancelled task ends at its next step
+        return asyncio.all_tasks() - before
+
+    assert run(scenario) == set()
+
+
 def test_changes_a_moment_apart_are_sent_one_after_the_other() -> None:
     async def scenario() -> list[str]:
         response = await opened()

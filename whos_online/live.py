@@ -18,7 +18,7 @@ import asyncio
 import contextlib
 import itertools
 import threading
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterable
 
 from asgiref.sync import sync_to_async
 from redis.exceptions import RedisError
@@ -53,6 +53,7 @@ class Listener:
         self.waiting_since = 0.0  # the loop's clock: the oldest not taken
         self.ready = asyncio.Event()
         self.dropped = False
+        self.stirred = False  # woken since the last beat
 
     def deliver(self, event: int) -> None:
         """On the stream's loop: the number of an announcement, or LOST
@@ -65,16 +66,22 @@ class Listener:
         self.waiting = event
         self.ready.set()
 
-    async def next(self, wait: float | None) -> int | None:
-        """The latest announcement (LOST: the stream ends), waiting for one
-        at most ``wait`` seconds (``None``: none came)."""
+    def beat(self) -> None:
+        """On the stream's loop, every half keep-alive: wake it with nothing
+        (``next`` returns ``None``) if it was not woken since the last."""
+        if self.stirred:
+            self.stirred = False
+        else:
+            self.ready.set()
+
+    async def next(self) -> int | None:
+        """The latest announcement (LOST: the stream ends), or ``None`` if
+        woken by a beat before one came."""
         if self.waiting is None:
             self.ready.clear()
-            try:
-                await asyncio.wait_for(self.ready.wait(), wait)
-            except asyncio.TimeoutError:
-                return None
-        return self.latest(None)
+            await self.ready.wait()
+        self.stirred = True
+        return None if self.waiting is None else self.latest(None)
 
     def latest(self, event: int | None) -> int:
         """The announcement waiting, else ``event`` (taken before it); LOST
@@ -145,8 +152,7 @@ class Hub:
         with self.lock:
             self.subscription = None
             lost = {each for room in self.listeners.values() for each in room}
-        for listener in lost:
-            _hand(listener, LOST)
+        _hand(lost, LOST)
         with contextlib.suppress(RedisError):
             subscription.close()
 
@@ -154,13 +160,23 @@ class Hub:
         self.store.forget_snapshots(None if changed == SITE else changed)
         with self.lock:
             event, listeners = next(_events), list(self.listeners.get(changed, ()))
-        for listener in listeners:
-            _hand(listener, event)
+        _hand(listeners, event)
 
 
-def _hand(listener: Listener, event: int) -> None:
-    with contextlib.suppress(RuntimeError):  # a closed loop: the stream is gone
-        listener.loop.call_soon_threadsafe(listener.deliver, event)
+def _hand(listeners: Iterable[Listener], event: int) -> None:
+    """``event`` to each listener on its loop: one call into each loop, not
+    one per stream (each call wakes the loop's thread)."""
+    on_loops: dict[asyncio.AbstractEventLoop, list[Listener]] = {}
+    for listener in listeners:
+        on_loops.setdefault(listener.loop, []).append(listener)
+    for loop, group in on_loops.items():
+        with contextlib.suppress(RuntimeError):  # a closed loop: its streams are gone
+            loop.call_soon_threadsafe(_deliver, group, event)
+
+
+def _deliver(listeners: list[Listener], event: int) -> None:
+    for listener in listeners:
+        listener.deliver(event)
 
 
 _hubs: list[Hub] = []
@@ -186,7 +202,8 @@ async def follow(
     with it: ``0`` at once (show it as it is), then an event's number after
     each change of any of them (at most one per
     ``DEBOUNCE`` seconds; several changes meanwhile make one), and ``None``
-    after ``wait`` seconds without one, for a keep-alive. It ends when the
+    when none came for ``wait`` seconds (at least half that), for a
+    keep-alive. It ends when the
     subscription is lost or the stream stalled (``STALLED``). Raises
     :class:`Unavailable` before the first if the process cannot listen to
     Redis."""
@@ -194,11 +211,12 @@ async def follow(
     current = hub()
     opened = sync_to_async(current.open, thread_sensitive=False)
     listener = await opened((SITE if room is None else room, *more), loop)
+    beating = _Beat.join(listener, wait) if wait is not None else None
     try:
         yield 0
         sent = loop.time()
         while True:
-            event = await listener.next(wait)
+            event = await listener.next()
             if event is None:
                 yield None
                 continue
@@ -212,3 +230,40 @@ async def follow(
             sent = loop.time()
     finally:
         current.close(listener)
+        if beating is not None:
+            beating.leave(listener)
+
+
+class _Beat:
+    """The listeners of one loop that want a keep-alive after ``wait``
+    seconds without an event: one timer for all of them, which beats every
+    ``wait / 2`` seconds, rather than one per stream set and cancelled at
+    each event."""
+
+    beats: dict[tuple[asyncio.AbstractEventLoop, float], _Beat] = {}
+
+    def __init__(self, loop: asyncio.AbstractEventLoop, wait: float) -> None:
+        self.key = (loop, wait)
+        self.listeners: set[Listener] = set()
+        self.task = loop.create_task(self.run(wait / 2))
+
+    @classmethod
+    def join(cls, listener: Listener, wait: float) -> _Beat:
+        key = (listener.loop, wait)
+        beat = cls.beats.get(key)
+        if beat is None:
+            beat = cls.beats[key] = cls(*key)
+        beat.listeners.add(listener)
+        return beat
+
+    def leave(self, listener: Listener) -> None:
+        self.listeners.discard(listener)
+        if not self.listeners:
+            self.task.cancel()
+            del self.beats[self.key]
+
+    async def run(self, period: float) -> None:
+        while True:
+            await asyncio.sleep(period)
+            for listener in self.listeners:
+                listener.beat()

@@ -30,7 +30,7 @@ import asyncio
 import hashlib
 from collections.abc import AsyncIterator, Callable, Coroutine
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, ParamSpec, TypeVar
+from typing import Any, NamedTuple, ParamSpec, TypeVar
 
 from asgiref.sync import SyncToAsync, sync_to_async
 from django.core.handlers.asgi import ASGIRequest
@@ -54,12 +54,13 @@ from whos_online.roster import online_roster
 
 # Seconds between two keep-alive comments.
 KEEP_ALIVE = 15.0
+KEPT_ALIVE = b": keep-alive\n\n"
 # What a nudge says, and the id of its last when what it followed is gone.
 CHANGED = "changed"
 GONE = "gone"
 # Renderings shared by anonymous streams: (room, event, language) -> HTML.
 SHARED = 256
-_shared: dict[tuple[str | None, int, str], asyncio.Future[str]] = {}
+_shared: dict[tuple[str | None, int, str], asyncio.Future[Event]] = {}
 # Threads that render (and digest) for every stream of the process: a
 # rendering holds the GIL but for short waits on Redis and the database, so
 # more threads would not render more a second.
@@ -119,7 +120,7 @@ def nudges(
 
 async def _nudged(
     rooms: tuple[str, ...], seen: Callable[[], str | None], shown: str
-) -> AsyncIterator[str]:
+) -> AsyncIterator[bytes]:
     changes = follow(*rooms, wait=KEEP_ALIVE)
     digest = _in_render_threads(seen)
     try:
@@ -134,7 +135,7 @@ async def _nudged(
                 return
             event = await anext(changes)
             while event is None:
-                yield ": keep-alive\n\n"
+                yield KEPT_ALIVE
                 event = await anext(changes)
     except (StopAsyncIteration, Unavailable):
         return  # the subscription was lost, or this client stalled
@@ -142,7 +143,7 @@ async def _nudged(
         await changes.aclose()  # type: ignore[attr-defined]
 
 
-def _event_stream(events: AsyncIterator[str]) -> StreamingHttpResponse:
+def _event_stream(events: AsyncIterator[bytes]) -> StreamingHttpResponse:
     response = StreamingHttpResponse(events, content_type="text/event-stream")
     response["X-Accel-Buffering"] = "no"  # nginx sends each event at once
     add_never_cache_headers(response)
@@ -158,38 +159,52 @@ async def _events(
     language: str,
     *,
     shared: bool,
-) -> AsyncIterator[str]:
+) -> AsyncIterator[bytes]:
     await _let_the_request_thread_go()
     rendered = _in_render_threads(_render)
-    html = await rendered(request, room, language)
+    now = await rendered(request, room, language)
     try:
         while True:
-            digest = hashlib.sha256(html.encode()).hexdigest()[:32]
-            if digest != shown:
-                shown = digest
-                yield event_text(digest, html)
+            if now.id != shown:
+                shown = now.id
+                yield now.text
             event = await anext(changes)
             while event is None:
-                yield ": keep-alive\n\n"
+                yield KEPT_ALIVE
                 event = await anext(changes)
             if shared:
-                html = await _shared_rendering(request, room, event, language)
+                now = await _shared_rendering(request, room, event, language)
             else:
-                html = await rendered(request, room, language)
+                now = await rendered(request, room, language)
     except StopAsyncIteration:
         return  # the subscription was lost, or this client stalled
     finally:
         await changes.aclose()  # type: ignore[attr-defined]
 
 
-def event_text(digest: str, html: str) -> str:
+class Event(NamedTuple):
+    """What a stream sends of the widget: its id (a digest of the widget),
+    and the event's text, made once for all the streams that share it."""
+
+    id: str
+    text: bytes
+
+    @classmethod
+    def of(cls, html: str) -> Event:
+        digest = hashlib.sha256(html.encode()).hexdigest()[:32]
+        return cls(digest, event_text(digest, html))
+
+
+def event_text(digest: str, html: str) -> bytes:
+    """Bytes, so that Django sends them as they are (a ``str`` is encoded
+    again for each stream)."""
     data = "".join(f"data: {line}\n" for line in html.splitlines())
-    return f"id: {digest}\n{data}\n"
+    return f"id: {digest}\n{data}\n".encode()
 
 
 async def _shared_rendering(
     request: HttpRequest, room: str | None, event: int, language: str
-) -> str:
+) -> Event:
     """The rendering every anonymous stream of ``room`` shows for ``event``:
     made by the first to ask."""
     key = (room, event, language)
@@ -199,19 +214,19 @@ async def _shared_rendering(
             _shared.clear()
         made = _shared[key] = asyncio.get_running_loop().create_future()
         try:
-            html = await _in_render_threads(_render)(request, room, language)
-            made.set_result(html)
+            made.set_result(await _in_render_threads(_render)(request, room, language))
         except Exception as exc:
             _shared.pop(key, None)
             made.set_exception(exc)
     return await made
 
 
-def _render(request: HttpRequest, room: str | None, language: str) -> str:
+def _render(request: HttpRequest, room: str | None, language: str) -> Event:
     """The widget as ``online_fragment`` renders it, read afresh."""
     page.forget(request)
     with translation.override(language):
-        return widget_html(online_roster(room=room, request=request), request)
+        html = widget_html(online_roster(room=room, request=request), request)
+    return Event.of(html)
 
 
 def _in_render_threads(
