@@ -28,7 +28,7 @@ from tests.test_admin_editing import ADMIN, close_form, open_form, ping, staff
 from tests.test_live import first, run
 from whos_online import editing, live, streams
 
-# The streams ask in threads of their own (``streams.RENDER_THREADS``):
+# The streams ask in threads of their own (``live.READING_THREADS``):
 # what the test writes to the database must be committed for them to see.
 pytestmark = [
     pytest.mark.django_db(transaction=True),

@@ -22,7 +22,7 @@ from tests import presence
 from whos_online import api, live, streams
 from whos_online.rooms import room_token
 
-# The streams render in threads of their own (``streams.RENDER_THREADS``):
+# The streams render in threads of their own (``live.READING_THREADS``):
 # what the test writes to the database must be committed for them to see.
 pytestmark = [
     pytest.mark.django_db(transaction=True),

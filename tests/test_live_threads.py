@@ -22,6 +22,8 @@ import pytest
 from asgiref.sync import ThreadSensitiveContext
 from django.core.handlers.asgi import ASGIHandler
 
+from whos_online import api
+
 pytestmark = [
     pytest.mark.django_db(transaction=True),
     pytest.mark.usefixtures("retired_hubs"),
@@ -130,3 +132,29 @@ def test_a_thread_the_server_gave_its_requests_is_left_working() -> None:
     asyncio.run(scenario())
     assert own.submit(str.upper, "still working").result() == "STILL WORKING"
     own.shutdown()
+
+
+async def threads_while_following_changes_and_after(followers: int) -> tuple[int, int]:
+    """Each follower in a context of its own, as a Channels consumer is."""
+    started, done = asyncio.Semaphore(0), asyncio.Event()
+
+    async def follower() -> None:
+        async with ThreadSensitiveContext():
+            changes = api.changes()
+            await anext(changes)
+            started.release()
+            await done.wait()
+            await changes.aclose()  # type: ignore[attr-defined]
+
+    tasks = [asyncio.ensure_future(follower()) for _ in range(followers)]
+    for _ in tasks:
+        await started.acquire()
+    while_following = await settled_thread_count()
+    done.set()
+    await asyncio.gather(*tasks)
+    return while_following, await settled_thread_count()
+
+
+def test_followers_of_changes_hold_no_thread_of_their_own() -> None:
+    while_following, after = asyncio.run(threads_while_following_changes_and_after(20))
+    assert while_following <= after

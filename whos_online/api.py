@@ -30,11 +30,9 @@ from collections.abc import AsyncIterator, Iterable
 from datetime import datetime
 from typing import Any
 
-from asgiref.sync import sync_to_async
-
 from whos_online import visibility
 from whos_online.gate import Status
-from whos_online.live import Unavailable, follow
+from whos_online.live import Unavailable, follow, in_shared_threads
 from whos_online.rooms import room_name
 from whos_online.roster import Roster, online_roster
 from whos_online.roster import room_counts as online_room_counts
@@ -131,12 +129,14 @@ async def changes(room: Any = None, *, viewer: Any = None) -> AsyncIterator[Rost
     one every 250 ms), for as long as it is iterated. From the process's one
     subscription to Redis (Redis 7: sharded pub/sub); one round trip and
     two queries per change. Raises :class:`Unavailable` when Redis cannot be
-    listened to, and ends if the subscription is lost or the caller falls
-    16 changes behind: poll then."""
+    listened to, and ends if the subscription is lost or the caller leaves
+    changes untaken for 10 s: poll then. It holds no thread of the caller's
+    (a consumer's or a request's): the readings run in the threads live
+    presence shares."""
     name = None if room is None else room_name(room)
     if room is not None and name is None:
         return
-    roster = sync_to_async(online_roster)
+    roster = in_shared_threads(online_roster)
     async for _ in follow(name):  # with no wait given, never a keep-alive
         yield await roster(room=name, viewer=viewer)
 

@@ -9,7 +9,9 @@ announcement it has not taken (a burst costs it nothing more); one that
 leaves them untaken for ``STALLED`` seconds (its client reads nothing) is
 dropped, and its page polls; so are all when the subscription is lost
 (Redis down), and a stream that cannot start raises :class:`Unavailable`.
-:func:`follow` is what a stream (``streams.py``) and ``api.changes`` read.
+:func:`follow` is what a stream (``streams.py``) and ``api.changes`` read;
+what they read of Redis and the database then runs in a few threads they
+all share (:func:`in_shared_threads`).
 """
 
 from __future__ import annotations
@@ -18,9 +20,12 @@ import asyncio
 import contextlib
 import itertools
 import threading
-from collections.abc import AsyncIterator, Iterable
+from collections.abc import AsyncIterator, Callable, Coroutine, Iterable
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, ParamSpec, TypeVar
 
 from asgiref.sync import sync_to_async
+from django.db import close_old_connections
 from redis.exceptions import RedisError
 
 from whos_online.store import Store, Subscription, get_store
@@ -34,9 +39,17 @@ DEBOUNCE = 0.25
 # Seconds the listening thread waits for a word before it checks it is
 # still the process's (settings change).
 WAIT = 1.0
+# Threads that read (and render) for every stream and follower of changes
+# of the process: a reading holds the GIL but for short waits on Redis and
+# the database, so more threads would not read more a second.
+READING_THREADS = 4
+_readers = ThreadPoolExecutor(READING_THREADS, "whos-online-read")
 # In a stream's queue: the subscription was lost.
 LOST = -1
 SITE = "*"
+
+P = ParamSpec("P")
+R = TypeVar("R")
 
 
 class Unavailable(Exception):
@@ -267,3 +280,20 @@ class _Beat:
             await asyncio.sleep(period)
             for listener in self.listeners:
                 listener.beat()
+
+
+def in_shared_threads(work: Callable[P, R]) -> Callable[P, Coroutine[Any, Any, R]]:
+    """``work`` run in the threads every stream shares, not in a thread of
+    its caller's (asgiref's ``sync_to_async`` would hold one per request or
+    consumer for as long as it follows); its database connections looked
+    after as a request's are: closed when broken or older than
+    ``CONN_MAX_AGE`` (at once by default)."""
+
+    def framed(*args: P.args, **kwargs: P.kwargs) -> R:
+        close_old_connections()
+        try:
+            return work(*args, **kwargs)
+        finally:
+            close_old_connections()
+
+    return sync_to_async(framed, thread_sensitive=False, executor=_readers)

@@ -10,7 +10,7 @@ shows, so a browser that reconnects with ``Last-Event-ID`` is not sent what
 it shows already. A comment every 15 s keeps proxies from closing it.
 
 A stream holds no thread: the renderings of all of a process's streams
-run in a few threads they share (``RENDER_THREADS``), and the thread
+run in the few threads live presence reads in (``live.READING_THREADS``), and the thread
 Django's ASGI handler keeps for each request's sync code (its middleware)
 is let go once the stream starts (:func:`_let_the_request_thread_go`).
 
@@ -28,13 +28,12 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
-from collections.abc import AsyncIterator, Callable, Coroutine
-from concurrent.futures import ThreadPoolExecutor
-from typing import Any, NamedTuple, ParamSpec, TypeVar
+from collections.abc import AsyncIterator, Callable
+from typing import NamedTuple
 
-from asgiref.sync import SyncToAsync, sync_to_async
+from asgiref.sync import SyncToAsync
 from django.core.handlers.asgi import ASGIRequest
-from django.db import close_old_connections, connections
+from django.db import connections
 from django.http import (
     HttpRequest,
     HttpResponse,
@@ -47,7 +46,7 @@ from django.views.decorators.http import require_GET
 
 from whos_online import page
 from whos_online.conf import get_config
-from whos_online.live import Unavailable, follow, hub
+from whos_online.live import Unavailable, follow, hub, in_shared_threads
 from whos_online.rendered import widget_html
 from whos_online.rooms import room_from_token
 from whos_online.roster import online_roster
@@ -61,14 +60,6 @@ GONE = "gone"
 # Renderings shared by anonymous streams: (room, event, language) -> HTML.
 SHARED = 256
 _shared: dict[tuple[str | None, int, str], asyncio.Future[Event]] = {}
-# Threads that render (and digest) for every stream of the process: a
-# rendering holds the GIL but for short waits on Redis and the database, so
-# more threads would not render more a second.
-RENDER_THREADS = 4
-_renderers = ThreadPoolExecutor(RENDER_THREADS, "whos-online-render")
-
-P = ParamSpec("P")
-R = TypeVar("R")
 
 
 @require_GET
@@ -122,7 +113,7 @@ async def _nudged(
     rooms: tuple[str, ...], seen: Callable[[], str | None], shown: str
 ) -> AsyncIterator[bytes]:
     changes = follow(*rooms, wait=KEEP_ALIVE)
-    digest = _in_render_threads(seen)
+    digest = in_shared_threads(seen)
     try:
         await _let_the_request_thread_go()
         await anext(changes)
@@ -161,7 +152,7 @@ async def _events(
     shared: bool,
 ) -> AsyncIterator[bytes]:
     await _let_the_request_thread_go()
-    rendered = _in_render_threads(_render)
+    rendered = in_shared_threads(_render)
     now = await rendered(request, room, language)
     try:
         while True:
@@ -214,7 +205,7 @@ async def _shared_rendering(
             _shared.clear()
         made = _shared[key] = asyncio.get_running_loop().create_future()
         try:
-            made.set_result(await _in_render_threads(_render)(request, room, language))
+            made.set_result(await in_shared_threads(_render)(request, room, language))
         except Exception as exc:
             _shared.pop(key, None)
             made.set_exception(exc)
@@ -227,23 +218,6 @@ def _render(request: HttpRequest, room: str | None, language: str) -> Event:
     with translation.override(language):
         html = widget_html(online_roster(room=room, request=request), request)
     return Event.of(html)
-
-
-def _in_render_threads(
-    work: Callable[P, R],
-) -> Callable[P, Coroutine[Any, Any, R]]:
-    """``work`` run in the streams' shared threads, its database
-    connections looked after as a request's are: closed when broken or
-    older than ``CONN_MAX_AGE`` (at once by default)."""
-
-    def framed(*args: P.args, **kwargs: P.kwargs) -> R:
-        close_old_connections()
-        try:
-            return work(*args, **kwargs)
-        finally:
-            close_old_connections()
-
-    return sync_to_async(framed, thread_sensitive=False, executor=_renderers)
 
 
 async def _let_the_request_thread_go() -> None:
