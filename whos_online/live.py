@@ -64,20 +64,19 @@ class Listener:
         self.rooms, self.loop = rooms, loop
         self.waiting: int | None = None
         self.waiting_since = 0.0  # the loop's clock: the oldest not taken
-        self.ready = asyncio.Event()
+        self.woken: asyncio.Future[None] | None = None  # what it awaits
         self.dropped = False
         self.stirred = False  # woken since the last beat
 
-    def deliver(self, event: int) -> None:
-        """On the stream's loop: the number of an announcement, or LOST
-        (the hub's last word)."""
-        now = self.loop.time()
+    def deliver(self, event: int, now: float) -> None:
+        """On the stream's loop, at its time ``now``: the number of an
+        announcement, or LOST (the hub's last word)."""
         if self.waiting is None:
             self.waiting_since = now
         elif now - self.waiting_since > STALLED:
             self.dropped = True  # too slow: it ends, and its page polls
         self.waiting = event
-        self.ready.set()
+        self.wake()
 
     def beat(self) -> None:
         """On the stream's loop, every half keep-alive: wake it with nothing
@@ -85,14 +84,21 @@ class Listener:
         if self.stirred:
             self.stirred = False
         else:
-            self.ready.set()
+            self.wake()
+
+    def wake(self) -> None:
+        woken, self.woken = self.woken, None
+        if woken is not None and not woken.done():
+            woken.set_result(None)
 
     async def next(self) -> int | None:
         """The latest announcement (LOST: the stream ends), or ``None`` if
         woken by a beat before one came."""
         if self.waiting is None:
-            self.ready.clear()
-            await self.ready.wait()
+            # A bare future: of all a stream allocates for each event, what
+            # Python's garbage collector walks with every other stream's.
+            self.woken = self.loop.create_future()
+            await self.woken
         self.stirred = True
         return None if self.waiting is None else self.latest(None)
 
@@ -188,8 +194,10 @@ def _hand(listeners: Iterable[Listener], event: int) -> None:
 
 
 def _deliver(listeners: list[Listener], event: int) -> None:
-    for listener in listeners:
-        listener.deliver(event)
+    if listeners:
+        now = listeners[0].loop.time()
+        for listener in listeners:
+            listener.deliver(event, now)
 
 
 _hubs: list[Hub] = []
