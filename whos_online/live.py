@@ -190,14 +190,15 @@ def _hand(listeners: Iterable[Listener], event: int) -> None:
         on_loops.setdefault(listener.loop, []).append(listener)
     for loop, group in on_loops.items():
         with contextlib.suppress(RuntimeError):  # a closed loop: its streams are gone
-            loop.call_soon_threadsafe(_deliver, group, event)
+            loop.call_soon_threadsafe(_deliver, loop, group, event)
 
 
-def _deliver(listeners: list[Listener], event: int) -> None:
-    if listeners:
-        now = listeners[0].loop.time()
-        for listener in listeners:
-            listener.deliver(event, now)
+def _deliver(
+    loop: asyncio.AbstractEventLoop, listeners: list[Listener], event: int
+) -> None:
+    now = loop.time()
+    for listener in listeners:
+        listener.deliver(event, now)
 
 
 _hubs: list[Hub] = []
