@@ -13,7 +13,7 @@ from django.test import Client, RequestFactory
 from pytest_django.fixtures import Settings as SettingsWrapper
 
 from tests import presence
-from whos_online import checks
+from whos_online import url_checks
 from whos_online.middleware import WhosOnlineMiddleware
 
 pytestmark = pytest.mark.django_db
@@ -39,7 +39,7 @@ def test_a_room_pattern_that_cannot_format_fails_check(
     settings: SettingsWrapper, pattern: str
 ) -> None:
     settings.WHOS_ONLINE_ROOMS = {"board:topic": pattern}
-    (message,) = checks.check_rooms()
+    (message,) = url_checks.check_rooms()
     assert message.id == "whos_online.E011"
     assert repr(pattern) in message.msg
 
@@ -51,7 +51,7 @@ def test_a_room_pattern_that_formats_passes_check(
     settings: SettingsWrapper, pattern: str
 ) -> None:
     settings.WHOS_ONLINE_ROOMS = {"board:topic": pattern}
-    assert checks.check_rooms() == []
+    assert url_checks.check_rooms() == []
 
 
 @pytest.mark.parametrize("pattern", ["topic:{pk.title}", "topic:{pk[0]}"])

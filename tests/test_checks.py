@@ -19,7 +19,7 @@ from django.http import HttpResponse
 from django.utils.translation import gettext_lazy
 from pytest_django.fixtures import Settings as SettingsWrapper
 
-from whos_online import checks, rules
+from whos_online import checks, rules, url_checks
 from whos_online.conf import Config, is_setting
 from whos_online.middleware import WhosOnlineMiddleware
 
@@ -228,11 +228,11 @@ def test_a_connection_factory_that_does_not_import_is_e010(
 
 def test_urls_not_included_is_w002(settings: SettingsWrapper) -> None:
     settings.ROOT_URLCONF = "tests.urls_without_whos_online"
-    assert ids(checks.check_urls()) == ["whos_online.W002"]
+    assert ids(url_checks.check_urls()) == ["whos_online.W002"]
 
 
 def test_included_urls_pass() -> None:
-    assert checks.check_urls() == []
+    assert url_checks.check_urls() == []
 
 
 def test_a_cache_without_a_socket_timeout_is_w003(settings: SettingsWrapper) -> None:
@@ -407,7 +407,7 @@ def test_a_location_key_that_is_not_a_url_name_is_w006(
     settings: SettingsWrapper,
 ) -> None:
     settings.WHOS_ONLINE_LOCATIONS = {"thread": "Reading", "forum:thred": "Typo"}
-    (message,) = checks.check_locations()
+    (message,) = url_checks.check_locations()
     assert message.id == "whos_online.W006"
     assert "'forum:thred'" in message.msg
 
@@ -417,14 +417,14 @@ def test_location_keys_that_are_url_names_pass(settings: SettingsWrapper) -> Non
         "thread": "Reading a thread",
         "whos_online:page": "Who is online",
     }
-    assert checks.check_locations() == []
+    assert url_checks.check_locations() == []
 
 
 def test_locations_that_are_not_a_dict_are_left_to_e007(
     settings: SettingsWrapper,
 ) -> None:
     settings.WHOS_ONLINE_LOCATIONS = ["thread"]
-    assert checks.check_locations() == []
+    assert url_checks.check_locations() == []
     assert ids(checks.check_settings()) == ["whos_online.E007"]
 
 

@@ -15,7 +15,7 @@ from pytest_django.fixtures import Settings as SettingsWrapper
 
 from tests import presence
 from tests.conftest import CommandCounter
-from whos_online import api, checks
+from whos_online import api, checks, url_checks
 from whos_online.conf import get_config
 from whos_online.decorate import LONGEST_PATH, MOST_PATHS, MOST_ROOMS
 from whos_online.rooms import room_token
@@ -311,12 +311,12 @@ def test_profile_pages_that_resolve_pass_the_check(settings: SettingsWrapper) ->
     settings.WHOS_ONLINE_DECORATE = {
         "profiles": {"profile": "pk", "profile-by-name": "username"}
     }
-    assert checks.check_decorate() == []
+    assert url_checks.check_decorate() == []
 
 
 def test_a_profile_page_that_is_no_url_name_is_w009(settings: SettingsWrapper) -> None:
     settings.WHOS_ONLINE_DECORATE = {"profiles": "profiel"}
-    (message,) = checks.check_decorate()
+    (message,) = url_checks.check_decorate()
     assert message.id == "whos_online.W009"
     assert "'profiel'" in message.msg
 
@@ -325,7 +325,7 @@ def test_a_profile_page_without_the_keyword_argument_is_w009(
     settings: SettingsWrapper,
 ) -> None:
     settings.WHOS_ONLINE_DECORATE = {"profiles": {"profile-by-name": "pk"}}
-    (message,) = checks.check_decorate()
+    (message,) = url_checks.check_decorate()
     assert message.id == "whos_online.W009"
     assert "keyword argument 'pk'" in message.msg
 
@@ -334,14 +334,14 @@ def test_a_profile_found_by_a_field_the_user_model_lacks_is_e013(
     settings: SettingsWrapper,
 ) -> None:
     settings.WHOS_ONLINE_DECORATE = {"profiles": {"profile": "slug"}}
-    assert [m.id for m in checks.check_decorate()] == ["whos_online.E013"]
+    assert [m.id for m in url_checks.check_decorate()] == ["whos_online.E013"]
 
 
 def test_a_profile_found_by_a_field_that_is_not_unique_is_e013(
     settings: SettingsWrapper,
 ) -> None:
     settings.WHOS_ONLINE_DECORATE = {"profiles": {"profile-by-name": "first_name"}}
-    ids = [message.id for message in checks.check_decorate()]
+    ids = [message.id for message in url_checks.check_decorate()]
     assert "whos_online.E013" in ids
 
 
@@ -361,4 +361,4 @@ def test_a_decorate_setting_of_the_wrong_shape_is_e007(
 ) -> None:
     settings.WHOS_ONLINE_DECORATE = value
     assert [m.id for m in checks.check_settings()] == ["whos_online.E007"]
-    assert checks.check_decorate() == []
+    assert url_checks.check_decorate() == []

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from django.test import Client
 
-from whos_online import __version__, checks, jinja2, rules, urls
+from whos_online import __version__, checks, jinja2, rules, url_checks, urls
 from whos_online.conf import Config, is_setting
 from whos_online.templatetags.whos_online import register
 
@@ -46,7 +46,7 @@ def read(path: str) -> str:
 
 
 def check_ids_in_code() -> set[str]:
-    source = Path(checks.__file__).read_text()
+    source = "".join(Path(str(m.__file__)).read_text() for m in (checks, url_checks))
     return set(re.findall(r'"(whos_online\.[EW]\d{3})"', source))
 
 

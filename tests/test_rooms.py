@@ -18,7 +18,7 @@ from redis import Redis
 
 from tests import presence
 from tests.conftest import CommandCounter
-from whos_online import checks
+from whos_online import checks, url_checks
 from whos_online.conf import get_config
 from whos_online.rooms import room_from_token, room_token
 from whos_online.store import get_store
@@ -248,7 +248,7 @@ def test_a_rooms_key_that_is_not_a_url_name_is_w007(
     settings: SettingsWrapper,
 ) -> None:
     settings.WHOS_ONLINE_ROOMS = {"board:topic": "topic:{pk}", "board:topik": "x"}
-    (message,) = checks.check_rooms()
+    (message,) = url_checks.check_rooms()
     assert message.id == "whos_online.W007"
     assert "'board:topik'" in message.msg
 
@@ -257,7 +257,7 @@ def test_rooms_that_are_not_a_dict_are_left_to_e007(
     settings: SettingsWrapper,
 ) -> None:
     settings.WHOS_ONLINE_ROOMS = ["board:topic"]
-    assert checks.check_rooms() == []
+    assert url_checks.check_rooms() == []
 
 
 def test_the_rooms_check_runs_with_manage_py_check(settings: SettingsWrapper) -> None:
