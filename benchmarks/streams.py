@@ -73,6 +73,12 @@ QUICK: dict[str, Any] = {
     "quiet": 1,
     "poll": 2,
 }
+# uvicorn's event loop and HTTP parser, named: it would take uvloop and
+# httptools by itself wherever they are installed.
+SERVERS = {
+    False: ["--loop", "asyncio", "--http", "h11"],
+    True: ["--loop", "uvloop", "--http", "httptools"],
+}
 # Streams being opened at once: a burst of page loads, not a SYN flood.
 OPENING = 100
 # Seconds a join's event may take to reach every client before the round
@@ -108,9 +114,12 @@ class Server(NamedTuple):
 
 
 @contextlib.contextmanager
-def uvicorn(env: dict[str, str], workdir: Path, n: int) -> Iterator[Server]:
+def uvicorn(
+    env: dict[str, str], workdir: Path, n: int, standard: bool
+) -> Iterator[Server]:
     """One uvicorn worker (no supervisor: the process is the worker) serving
-    the example project through its asgi.py."""
+    the example project through its asgi.py: on asyncio's loop and h11, or,
+    ``standard``, on what ``uvicorn[standard]`` installs (uvloop, httptools)."""
     from tests.redis_servers import free_port
 
     port = free_port()
@@ -118,6 +127,7 @@ def uvicorn(env: dict[str, str], workdir: Path, n: int) -> Iterator[Server]:
     command += ["--host", "127.0.0.1", "--port", str(port), "--workers", "1"]
     command += ["--app-dir", str(ROOT / "example_project"), "--no-access-log"]
     command += ["--log-level", "warning", "--backlog", "4096"]
+    command += SERVERS[standard]
     log_path = workdir / f"uvicorn-{n}.log"
     with log_path.open("ab") as out:
         proc = subprocess.Popen(
@@ -383,7 +393,7 @@ def run(params: dict[str, Any], workdir: Path) -> dict[str, Any]:
         rounds: dict[str, list[dict[str, Any]]] = {}
         for r in range(params["rounds"]):
             for n in params["streams"]:
-                with uvicorn(env, workdir, n) as server:
+                with uvicorn(env, workdir, n, params["standard"]) as server:
                     figures = asyncio.run(one_round(server, n, params, f"{n}-{r}"))
                 rounds.setdefault(str(n), []).append(figures)
                 log(
@@ -409,7 +419,7 @@ def summary(f: dict[str, Any]) -> str:
     )
 
 
-def environment() -> dict[str, str]:
+def environment(standard: bool) -> dict[str, str]:
     import platform
     from importlib.metadata import version
 
@@ -421,7 +431,11 @@ def environment() -> dict[str, str]:
     server = next((w[2:] for w in redis.stdout.split() if w.startswith("v=")), "?")
     software = [f"Python {platform.python_version()}", f"Django {django.get_version()}"]
     software += [f"Redis {server}", f"redis-py {version('redis')}"]
-    software += [f"uvicorn {version('uvicorn')} (one worker, h11, asyncio loop)"]
+    if standard:
+        server = f"uvloop {version('uvloop')}, httptools {version('httptools')}"
+    else:
+        server = "h11, asyncio loop"
+    software += [f"uvicorn {version('uvicorn')} (one worker, {server})"]
     return described(software)
 
 
@@ -437,6 +451,11 @@ def main() -> None:
         action="store_true",
         help="each stream a visitor of its own, counted as it opens",
     )
+    parser.add_argument(
+        "--standard",
+        action="store_true",
+        help="uvicorn on uvloop and httptools, as uvicorn[standard] installs",
+    )
     parser.add_argument("--from-json", type=Path, help="only write the report again")
     args = parser.parse_args()
     params = QUICK if args.quick else FULL
@@ -445,7 +464,7 @@ def main() -> None:
     for name in ("rounds", "joins"):
         if getattr(args, name) is not None:
             params = params | {name: getattr(args, name)}
-    params = params | {"new_guests": args.new_guests}
+    params = params | {"new_guests": args.new_guests, "standard": args.standard}
     if args.from_json:
         results = json.loads(args.from_json.read_text())
     else:
@@ -460,7 +479,7 @@ def main() -> None:
                 )
             results = run(params, workdir)
         results |= {"mode": "quick" if args.quick else "full", "params": params}
-        results["environment"] = environment()
+        results["environment"] = environment(params["standard"])
         results["minutes"] = (time.monotonic() - started) / 60
         results["command"] = "benchmarks/streams.py " + " ".join(sys.argv[1:])
     from benchmarks import streams_report
