@@ -225,10 +225,9 @@ async def follow(
     each change of any of them (at most one per
     ``DEBOUNCE`` seconds; several changes meanwhile make one), and ``None``
     when none came for ``wait`` seconds (at least half that), for a
-    keep-alive. It ends when the
-    subscription is lost or the stream stalled (``STALLED``). Raises
-    :class:`Unavailable` before the first if the process cannot listen to
-    Redis."""
+    keep-alive. It ends when the subscription is lost or the stream stalled
+    (``STALLED``). Raises :class:`Unavailable` before the first if the
+    process cannot listen to Redis."""
     loop = asyncio.get_running_loop()
     current = hub()
     opened = sync_to_async(current.open, thread_sensitive=False)

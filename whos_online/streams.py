@@ -10,9 +10,10 @@ shows, so a browser that reconnects with ``Last-Event-ID`` is not sent what
 it shows already. A comment every 15 s keeps proxies from closing it.
 
 A stream holds no thread: the renderings of all of a process's streams
-run in the few threads live presence reads in (``live.READING_THREADS``), and the thread
-Django's ASGI handler keeps for each request's sync code (its middleware)
-is let go once the stream starts (:func:`_let_the_request_thread_go`).
+run in the few threads live presence reads in (``live.READING_THREADS``),
+and the thread Django's ASGI handler keeps for each request's sync code
+(its middleware) is let go once the stream starts
+(:func:`_let_the_request_thread_go`).
 
 Where it cannot stream, it answers so that the page's script polls as
 before: 204 under WSGI (a stream would hold a worker), 503 when Redis
@@ -57,7 +58,7 @@ KEPT_ALIVE = b": keep-alive\n\n"
 # What a nudge says, and the id of its last when what it followed is gone.
 CHANGED = "changed"
 GONE = "gone"
-# Renderings shared by anonymous streams: (room, event, language) -> HTML.
+# Renderings shared by anonymous streams: (room, event, language) -> Event.
 SHARED = 256
 _shared: dict[tuple[str | None, int, str], asyncio.Future[Event]] = {}
 
