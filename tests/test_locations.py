@@ -7,6 +7,7 @@ from collections.abc import Callable
 import pytest
 from django.contrib.auth.models import User
 from django.test import Client, RequestFactory
+from django.urls import ResolverMatch, URLResolver
 from django.utils import translation
 from django.utils.translation import gettext_lazy
 from pytest_django.fixtures import Settings as SettingsWrapper
@@ -183,6 +184,23 @@ def test_a_background_record_leaves_the_guard_knowing_the_location(
     alices.get("/forum/")
     assert redis_commands.round_trips == 0
     assert where(alice) == ("Reading the forum", "/forum/")
+
+
+def test_a_guarded_page_view_resolves_its_url_once(
+    alices: Client, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    alices.get("/forum/")
+    resolved: list[str] = []
+    resolve = URLResolver.resolve
+
+    def counted(self: URLResolver, path: str) -> ResolverMatch:
+        if path.startswith("/"):  # the root resolver's (an include's has no "/")
+            resolved.append(path)
+        return resolve(self, path)
+
+    monkeypatch.setattr(URLResolver, "resolve", counted)
+    alices.get("/members/")  # guarded, and a path the process has not seen
+    assert resolved == ["/members/"]
 
 
 def test_a_page_without_a_label_leaves_the_location_while_guarded(

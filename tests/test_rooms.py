@@ -183,10 +183,18 @@ def test_pages_that_do_not_exist_move_nothing_the_process_keeps(
     browser: Client,
 ) -> None:
     browser.get("/thread/1/")  # a page in a room: the process keeps its room
-    kept = dict(get_store().state.page_rooms)
+    kept = dict(get_store().state.pages)
     for pk in range(5000):
         assert browser.get(f"/missing-thread/{pk}/").status_code == 404
-    assert get_store().state.page_rooms == kept
+    assert get_store().state.pages == kept
+
+
+def test_a_page_of_a_very_long_path_is_in_its_room_and_kept_by_no_process(
+    browser: Client,
+) -> None:
+    browser.get("/thread/" + "0" * 300 + "7/")
+    assert presence.rooms() == ["thread:7"]
+    assert not get_store().state.pages
 
 
 def test_a_decorated_view_that_answers_404_records_no_room(browser: Client) -> None:

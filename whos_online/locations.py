@@ -21,7 +21,7 @@ from typing import Any, TypeVar
 
 from asgiref.sync import iscoroutinefunction
 from django.http import HttpRequest
-from django.urls import Resolver404, resolve
+from django.urls import Resolver404, ResolverMatch, resolve
 from django.utils import translation
 from django.utils.functional import Promise
 from django.utils.http import url_has_allowed_host_and_scheme
@@ -107,26 +107,29 @@ def label_of(request: HttpRequest, memo: LocationMemo | None = None) -> str:
     """The label of the request's location in the site's own words, or
     ``""`` when it has none to store.
 
-    A guarded page view of a user asks too (has the user moved?), so what
-    a path resolves to may be kept in ``memo``.
+    Once Django resolved the request, its view says; before, or for a page
+    answered without it (by a cache's middleware), the path is resolved, and
+    what it resolves to may be kept in ``memo``.
     """
     if request.method != "GET":
         return ""
+    match = getattr(request, "resolver_match", None)
+    if match is not None:
+        label = label_of_match(match)
+    else:
+        label = _label_of_path(request, memo)
+    return label if label and may_store(request) else ""
+
+
+def _label_of_path(request: HttpRequest, memo: LocationMemo | None) -> str:
     # Middleware may give the request a URLconf of its own; Django applies it
     # only after every middleware has run.
     urlconf = str(getattr(request, "urlconf", None) or get_config().root_urlconf)
-    path = request.path
     if memo is None:
-        label = _words(_label_of(request, urlconf))
-    else:
-        key = (urlconf, path, request.path_info)
-        kept = memo.get(key)
-        label = (
-            memo.put(key, _words(_label_of(request, urlconf))) if kept is None else kept
-        )
-    if not label or len(path) > MAX_PATH_LENGTH or _is_not_a_page_view(request):
-        return ""
-    return label
+        return _words(_label_of(request, urlconf))
+    key = (urlconf, request.path, request.path_info)
+    kept = memo.get(key)
+    return memo.put(key, _words(_label_of(request, urlconf))) if kept is None else kept
 
 
 def _words(label: object) -> str:
@@ -144,8 +147,29 @@ def _label_of(request: HttpRequest, urlconf: str) -> object:
         match = resolve(request.path_info, urlconf)
     except Resolver404:
         return ""
+    return _label_of_match(match)
+
+
+def label_of_match(match: ResolverMatch) -> str:
+    """The label, as stored, of the page a resolved URL leads to (``""``:
+    none), whatever the request: :func:`label_of` says whether a request
+    for it has a location to store."""
+    return _words(_label_of_match(match))
+
+
+def _label_of_match(match: ResolverMatch) -> object:
     return getattr(match.func, ATTRIBUTE, None) or get_config().locations.get(
         match.view_name, ""
+    )
+
+
+def may_store(request: HttpRequest) -> bool:
+    """Whether a labelled page's request has a location to store: a GET page
+    view (no script's fetch) of a path of bounded length."""
+    return (
+        request.method == "GET"
+        and len(request.path) <= MAX_PATH_LENGTH
+        and not _is_not_a_page_view(request)
     )
 
 

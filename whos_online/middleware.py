@@ -12,10 +12,11 @@ from django.http import HttpRequest, HttpResponseBase
 from django.urls import NoReverseMatch, reverse
 from django.utils.cache import patch_cache_control, patch_vary_headers
 
-from whos_online import page
+from whos_online import locations, page
+from whos_online.guard import Guard
 from whos_online.page import Page
-from whos_online.rooms import record_page_rooms, room_of_path, rooms_to_enter
-from whos_online.seen import Verdict, holds, moved, session_changed, session_key_of
+from whos_online.rooms import PageMarks, page_marks, record_page_rooms, rooms_to_enter
+from whos_online.seen import Verdict, holds, session_changed, session_key_of
 from whos_online.store import Store, get_store
 from whos_online.visitors import Visit
 
@@ -138,11 +139,17 @@ def nothing_to_write(
         return True
     found = held.guard
     assert found is not None  # a verdict that holds is on a guard
-    if room_of_path(request, store)[1] != found.rooms:
+    marks = page_marks(request, store)
+    if marks.rooms != found.rooms:
         return False
-    return (
-        found.is_guests or request.method != "GET" or not moved(request, store, found)
-    )
+    return found.is_guests or not moved(request, found, marks)
+
+
+def moved(request: HttpRequest, found: Guard, marks: PageMarks) -> bool:
+    """Whether a user's page view (one of ``marks``) has a location other
+    than the one their guard ``found`` knows was last written: written after
+    a 2xx."""
+    return marks.where not in ("", found.where) and locations.may_store(request)
 
 
 def writes_after(
@@ -158,8 +165,10 @@ def writes_after(
         visit is not None
         and visit.stamp is not None
         or session_changed(request, made.session_key)
-        or made.moved
+        or made.guard is not None
+        and not made.guard.is_guests
         and 200 <= response.status_code < 300
+        and moved(request, made.guard, page_marks(request, made.store))
     )
     rooms = rooms_to_enter(made, response)
     peak = made.store.has_peak_to_keep

@@ -24,7 +24,7 @@ import secrets
 from collections.abc import Callable, Mapping
 from collections.abc import Set as AbstractSet
 from contextlib import suppress
-from typing import Any, TypeVar
+from typing import Any, NamedTuple, TypeVar
 
 from django.core import signing
 from django.db.models import Model
@@ -32,7 +32,7 @@ from django.http import HttpRequest, HttpResponseBase
 from django.urls import ResolverMatch
 from django.utils.crypto import salted_hmac
 
-from whos_online import guard, page
+from whos_online import guard, locations, page
 from whos_online.conf import get_config
 from whos_online.locations import marked
 from whos_online.page import Page, visit_of
@@ -90,27 +90,57 @@ def page_room(request: HttpRequest) -> str | None:
     return room_of_path(request)[0]
 
 
+class PageMarks(NamedTuple):
+    """What a guard is compared with on a page of a path: the room the page
+    is in by its view or URL name, that room's :func:`rooms_mark` (``""``:
+    none), and the :func:`~whos_online.guard.mark` of its location label
+    (``""``: none)."""
+
+    room: str | None
+    rooms: str
+    where: str
+
+
+NO_MARKS = PageMarks(None, "", "")
+
+
 def room_of_path(
     request: HttpRequest, store: Store | None = None
 ) -> tuple[str | None, str]:
-    """:func:`page_room` and its :func:`rooms_mark`. A page of a view or URL
-    name that names a room asks this on every guarded request, so the room
-    of each path is remembered by the process (in ``store``'s state)."""
+    """:func:`page_room` and its :func:`rooms_mark`."""
+    marks = page_marks(request, store or get_store())
+    return marks.room, marks.rooms
+
+
+def page_marks(request: HttpRequest, store: Store) -> PageMarks:
+    """The :class:`PageMarks` of the page Django resolved the request to,
+    kept by the process for each path of bounded length: every guarded page
+    view asks, and its path was resolved once already. A page answered
+    before it was resolved (by a cache's middleware) is in no room, and its
+    location is looked up."""
     match = getattr(request, "resolver_match", None)
-    if match is None:  # not resolved (yet)
-        return None, ""
-    store = store or get_store()
-    template = room_template(match, store)
-    if template is None:
-        return None, ""
-    memo = store.state.page_rooms
+    if match is None:
+        label = locations.label_of(request, store.state.locations)
+        return NO_MARKS._replace(where=guard.mark(label)) if label else NO_MARKS
+    path = request.path_info
+    if len(path) > locations.MAX_PATH_LENGTH:
+        return marks_of(match, store)
+    memo = store.state.pages
     urlconf = getattr(request, "urlconf", None)
-    key = request.path_info if urlconf is None else (urlconf, request.path_info)
-    found = memo.get(key)
-    if found is None:
-        room = room_name(template, match.kwargs)
-        found = memo.put(key, (room, "" if room is None else rooms_mark({room})))
-    return found
+    key = path if urlconf is None else (urlconf, path)
+    found: PageMarks | None = memo.get(key)
+    return memo.put(key, marks_of(match, store)) if found is None else found
+
+
+def marks_of(match: ResolverMatch, store: Store) -> PageMarks:
+    template = room_template(match, store)
+    room = None if template is None else room_name(template, match.kwargs)
+    label = locations.label_of_match(match)
+    return PageMarks(
+        room,
+        "" if room is None else rooms_mark({room}),
+        guard.mark(label) if label else "",
+    )
 
 
 def room_template(match: ResolverMatch, store: Store) -> str | None:

@@ -33,7 +33,7 @@ class Cookies:
     work it wraps.
     """
 
-    __slots__ = ("guard", "guarded", "moved", "request", "session_key", "store")
+    __slots__ = ("guard", "guarded", "request", "session_key", "store")
 
     def __init__(
         self, request: HttpRequest, store: Store, session_key: str | None = None
@@ -49,9 +49,6 @@ class Cookies:
         self.store = store
         """The store read with, which the records and rooms ask too."""
         self.session_key = session_key
-        self.moved = False
-        """Whether a user's GET page view has a location other than the one
-        their guard knows was last written: written after a 2xx."""
         if not raw:
             self.guard, self.guarded = None, False
             return
@@ -69,8 +66,6 @@ class Cookies:
         if found is None:
             self.guarded = False
             return
-        if not found.is_guests and request.method == "GET":
-            self.moved = moved(request, store, found)
         now = time.monotonic()
         if now >= verdict.deadline:  # learnt too long ago, or run out
             clock = store.state.clock
@@ -109,13 +104,6 @@ def holds(request: HttpRequest, store: Store) -> Verdict | None:
         return None
     session = getattr(request, "session", None)
     return None if session is not None and session.modified else verdict
-
-
-def moved(request: HttpRequest, store: Store, found: guard.Guard) -> bool:
-    """Whether a user's GET page view has a location other than the one
-    their guard ``found`` knows was last written: written after a 2xx."""
-    label = locations.label_of(request, store.state.locations)
-    return bool(label) and guard.mark(label) != found.where
 
 
 class Verdict:

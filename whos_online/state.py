@@ -287,8 +287,8 @@ class State:
         # (URLconf, path, path_info) -> the label of the page there.
         self.locations: BoundedMemo[tuple[str, str, str], str] = BoundedMemo(4096)
         # path_info, or (URLconf, path_info) for a request's own URLconf ->
-        # the room of the page there and its mark.
-        self.page_rooms: BoundedMemo[object, tuple[str | None, str]] = BoundedMemo(4096)
+        # the marks of the page there (see rooms.PageMarks).
+        self.pages: BoundedMemo[object, Any] = BoundedMemo(4096)
         # The URLs the outputs link to (see links.py).
         self.links: BoundedMemo[object, str | None] = BoundedMemo(256)
         self.bots = Throttle()
