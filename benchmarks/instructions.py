@@ -4,9 +4,10 @@ warm-up of each, then ``n`` requests of each inside ``sys.call_tracing``, a
 C function nothing else calls, so callgrind counts only inside it
 (``--toggle-collect``) and writes one profile per case (``--dump-after``).
 One process, as for the µs: the same caches, connections and memory layout.
-A case with settings of its own (``override_settings``) is warmed up and
-counted after the others, each in turn inside its settings: a change of
-settings builds the app's store (and its process's state) again.
+Each case is warmed up just before its count. A case with settings of its
+own (``override_settings``) is counted after the others, inside its
+settings: a change of settings builds the app's store (and its process's
+state) again.
 
 Redis' ``INFO commandstats`` is read around each case's count, outside it:
 what Redis ran for the counted requests (a guarded page's snapshots).
@@ -23,6 +24,7 @@ import re
 import subprocess
 import sys
 import tempfile
+from contextlib import nullcontext
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -106,17 +108,14 @@ def child(jar: str, n: int) -> None:
     cases = [Case(*case) for case in given["cases"]]
     sites = {name: Site(stacks[name]) for name in {case.site for case in cases}}
     ran: list[dict[str, int]] = []
-    counted = []
-    for case in [case for case in cases if case.settings is None]:
-        counted.append((sites[case.site], warmed(case, sites[case.site], n)))
-    gc.collect()
     gc.disable()  # a collection would land in one case's count, not another's
-    for site, environs in counted:
-        ran.append(count(site, environs))
     for case in cases:
-        if case.settings is None:
-            continue
-        with override_settings(**case.settings):  # the store built again
+        # Each case warmed up just before its count: the process last heard
+        # from Redis as a server with steady traffic would have, not seconds
+        # of other cases ago (it learns Redis' clock again every 5 s, and a
+        # count that lasts longer does too, as such a server does).
+        given = override_settings(**case.settings) if case.settings else nullcontext()
+        with given:  # a store built again for settings of the case's own
             environs = warmed(case, sites[case.site], n)
             gc.collect()
             ran.append(count(sites[case.site], environs))

@@ -131,14 +131,13 @@ def nothing_to_write(
     says were written; ``made``: the page, if an output made one). When
     unsure, :func:`writes_after` decides."""
     session = getattr(request, "session", None)
-    if session is not None and session.modified or store.has_peak_to_keep:
+    if session is not None and session.modified or store.state.peak_seen is not None:
         return False
     if made is not None and made.named_rooms:
         return False
     if not 200 <= response.status_code < 300:
         return True
-    found = held.guard
-    assert found is not None  # a verdict that holds is on a guard
+    found: Guard = held.guard  # type: ignore[assignment]  # kept only on a guard
     marks = page_marks(request, store)
     if marks.rooms != found.rooms:
         return False

@@ -94,8 +94,7 @@ def holds(request: HttpRequest, store: Store) -> Verdict | None:
     raw = cookies.get(config.guard_cookie_name)
     verdict = store.state.guards.get(raw) if raw else None
     if (
-        verdict is None
-        or verdict.guard is None
+        verdict is None  # else on a guard: no other is kept
         or verdict.session_key != cookies.get(config.session_cookie_name, "")
         or verdict.sources is not None
         and verdict.sources != request.META.get("REMOTE_ADDR")
