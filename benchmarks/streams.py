@@ -30,7 +30,9 @@ a SQLite file in a scratch folder) on another. Each round:
    N polling tabs send, which the streams save.
 
 The clients run in this process, on the same two cores as the worker and
-Redis: their reading is part of the delay measured.
+Redis: their reading is part of the delay measured. With ``--pinned`` the
+worker has a core of its own, as in a deployment where the readers are
+elsewhere, and the clients and Redis share the others.
 """
 
 from __future__ import annotations
@@ -47,6 +49,7 @@ import sys
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -115,11 +118,12 @@ class Server(NamedTuple):
 
 @contextlib.contextmanager
 def uvicorn(
-    env: dict[str, str], workdir: Path, n: int, standard: bool
+    env: dict[str, str], workdir: Path, n: int, standard: bool, core: int | None
 ) -> Iterator[Server]:
     """One uvicorn worker (no supervisor: the process is the worker) serving
     the example project through its asgi.py: on asyncio's loop and h11, or,
-    ``standard``, on what ``uvicorn[standard]`` installs (uvloop, httptools)."""
+    ``standard``, on what ``uvicorn[standard]`` installs (uvloop, httptools);
+    on ``core`` alone if one is given."""
     from tests.redis_servers import free_port
 
     port = free_port()
@@ -136,6 +140,7 @@ def uvicorn(
             stderr=out,
             env=os.environ | env | {"PYTHONPATH": str(ROOT)},
             start_new_session=True,
+            preexec_fn=None if core is None else partial(pin, core),
         )
     try:
         yield Server(port, proc.pid, log_path)
@@ -146,6 +151,10 @@ def uvicorn(
         except subprocess.TimeoutExpired:
             os.killpg(proc.pid, signal.SIGKILL)
             proc.wait()
+
+
+def pin(core: int) -> None:
+    os.sched_setaffinity(0, {core})
 
 
 def request(port: int, path: str, address: str, close: bool = False) -> bytes:
@@ -384,6 +393,13 @@ def set_up(env: dict[str, str]) -> None:
 
 
 def run(params: dict[str, Any], workdir: Path) -> dict[str, Any]:
+    core = None
+    if params["pinned"]:  # the worker on a core of its own; the rest elsewhere
+        cores = sorted(os.sched_getaffinity(0))
+        if len(cores) < 2:
+            raise SystemExit("--pinned needs two cores or more")
+        core = cores[0]
+        os.sched_setaffinity(0, cores[1:])  # Redis, started next, inherits it
     with redis_server(workdir) as redis_url:
         log(f"private redis-server at {redis_url}; scratch in {workdir}")
         env = {"REDIS_URL": redis_url, "DEMO_DB_PATH": str(workdir / "db.sqlite3")}
@@ -393,7 +409,7 @@ def run(params: dict[str, Any], workdir: Path) -> dict[str, Any]:
         rounds: dict[str, list[dict[str, Any]]] = {}
         for r in range(params["rounds"]):
             for n in params["streams"]:
-                with uvicorn(env, workdir, n, params["standard"]) as server:
+                with uvicorn(env, workdir, n, params["standard"], core) as server:
                     figures = asyncio.run(one_round(server, n, params, f"{n}-{r}"))
                 rounds.setdefault(str(n), []).append(figures)
                 log(
@@ -456,6 +472,11 @@ def main() -> None:
         action="store_true",
         help="uvicorn on uvloop and httptools, as uvicorn[standard] installs",
     )
+    parser.add_argument(
+        "--pinned",
+        action="store_true",
+        help="the worker on a core of its own, the clients and Redis on the others",
+    )
     parser.add_argument("--from-json", type=Path, help="only write the report again")
     args = parser.parse_args()
     params = QUICK if args.quick else FULL
@@ -465,6 +486,7 @@ def main() -> None:
         if getattr(args, name) is not None:
             params = params | {name: getattr(args, name)}
     params = params | {"new_guests": args.new_guests, "standard": args.standard}
+    params = params | {"pinned": args.pinned}
     if args.from_json:
         results = json.loads(args.from_json.read_text())
     else:

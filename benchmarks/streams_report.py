@@ -51,8 +51,12 @@ def write(results: dict[str, Any], out: Path) -> None:
         f"{env['commit']}; {env['machine']}; {env['software']}. "
         f"{params['rounds']} rounds of each N, a fresh worker each; "
         f"{params['joins']} joins a round; polling measured for "
-        f"{params['poll']} s a round. The clients, the worker and Redis share "
-        "the same cores.",
+        f"{params['poll']} s a round. "
+        + (
+            "The worker on a core of its own; the clients and Redis on the others."
+            if params.get("pinned")
+            else "The clients, the worker and Redis share the same cores."
+        ),
         "",
         "## Streams, min / **median** / max over rounds",
         "",
