@@ -161,13 +161,25 @@ def request_costs(world: World, n_rounds: int, block: int) -> dict[str, Any]:
     bare one; the bare request's own µs."""
     sites, g = world.sites, "203.0.113.9"
     not_seen = NotSeen(world, block)
-    guest = world.issue(g, {})
-    user = world.issue("198.51.100.7", world.user(0))
-    guest_in_room = world.issue(g, {}, "/thread/7/")
-    user_in_room = world.issue("198.51.100.7", world.user(0), "/thread/7/")
-    # A device of its own: a device is in the rooms of its latest page, so
-    # the room page above (a visit of user 0's session) would move it.
-    reader = world.issue("198.51.100.7", world.user(1), "/thread/7/")
+    guest = user = guest_in_room = user_in_room = reader = {}
+
+    def issue() -> None:
+        """The guarded visitors' guards, issued again before each round: a
+        run's rounds may outlast a guard's five minutes on a slow machine."""
+        nonlocal guest, user, guest_in_room, user_in_room, reader
+        guest = world.issue(g, {})
+        user = world.issue("198.51.100.7", world.user(0))
+        guest_in_room = world.issue(g, {}, "/thread/7/")
+        user_in_room = world.issue("198.51.100.7", world.user(0), "/thread/7/")
+        # A device of its own: a device is in the rooms of its latest page,
+        # so the room page above (a visit of user 0's session) would move it.
+        reader = world.issue("198.51.100.7", world.user(1), "/thread/7/")
+
+    def before_round() -> None:
+        issue()
+        not_seen.issue()
+
+    issue()
     session = world.user(0)
     plain = {PLAIN_COOKIE: "1"}
     threads = itertools.count(10**6)
@@ -242,10 +254,10 @@ def request_costs(world: World, n_rounds: int, block: int) -> dict[str, Any]:
         for case in cases.values():
             case()
     log(f"{n_rounds} rounds of {len(cases)} cases")
-    raw = rounds(cases, n_rounds, before=not_seen.issue)
+    raw = rounds(cases, n_rounds, before=before_round)
     recorded(world, next(threads) - 1, "users")
     sent = {}  # a guard that no longer held would have sent a record
-    not_seen.issue()
+    before_round()
     for name in [name for name in cheap if name.startswith("guarded")]:
         commands = Inside(world.client).once(cases[name])["commands"] / block
         if commands > 0.05 and "room" not in name and "thread" not in name:
