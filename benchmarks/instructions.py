@@ -4,10 +4,10 @@ warm-up of each, then ``n`` requests of each inside ``sys.call_tracing``, a
 C function nothing else calls, so callgrind counts only inside it
 (``--toggle-collect``) and writes one profile per case (``--dump-after``).
 One process, as for the µs: the same caches, connections and memory layout.
-Each case is warmed up just before its count. A case with settings of its
-own (``override_settings``) is counted after the others, inside its
-settings: a change of settings builds the app's store (and its process's
-state) again.
+Every case is warmed up first, and each again just before its count. A
+case with settings of its own (``override_settings``) is counted after the
+others, inside its settings: a change of settings builds the app's store
+(and its process's state) again.
 
 Redis' ``INFO commandstats`` is read around each case's count, outside it:
 what Redis ran for the counted requests (a guarded page's snapshots).
@@ -108,12 +108,14 @@ def child(jar: str, n: int) -> None:
     cases = [Case(*case) for case in given["cases"]]
     sites = {name: Site(stacks[name]) for name in {case.site for case in cases}}
     ran: list[dict[str, int]] = []
+    for case in [case for case in cases if case.settings is None]:
+        warmed(case, sites[case.site], n)  # every case, for a process in its stride
     gc.disable()  # a collection would land in one case's count, not another's
     for case in cases:
-        # Each case warmed up just before its count: the process last heard
-        # from Redis as a server with steady traffic would have, not seconds
-        # of other cases ago (it learns Redis' clock again every 5 s, and a
-        # count that lasts longer does too, as such a server does).
+        # Each case warmed up again just before its count: the process last
+        # heard from Redis as a server with steady traffic would have, not
+        # seconds of other cases ago (it learns Redis' clock again every 5 s,
+        # and a count that lasts longer does too, as such a server does).
         given = override_settings(**case.settings) if case.settings else nullcontext()
         with given:  # a store built again for settings of the case's own
             environs = warmed(case, sites[case.site], n)

@@ -46,11 +46,12 @@ loopback port and measures, in one process and one run:
   page (which goes first alternates), and the case's figure for the round is
   the median of those differences.
 - **Instructions** are callgrind's count per request (only with valgrind
-  installed): one Python serves every case, each warmed up just before
-  its 200 requests are counted inside `sys.call_tracing`, which nothing
-  else calls, so callgrind counts only there and dumps a profile per case
-  (the process re-learns Redis' clock every 5 s, as a server with steady
-  traffic does, not after seconds spent counting other cases). Each case's
+  installed): one Python serves every case, each warmed up with the
+  others first and again just before its 200 requests are counted inside
+  `sys.call_tracing`, which nothing else calls, so callgrind counts only
+  there and dumps a profile per case (the process re-learns Redis' clock
+  every 5 s, as a server with steady traffic does, not after seconds spent
+  counting other cases). Each case's
   figure is its count less the bare request's, against floor A's count less
   the bare request's. "A visitor not seen" gives each counted request a
   guard the process has not seen, after 4,200 other distinct visitors
