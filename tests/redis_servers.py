@@ -45,12 +45,20 @@ needs_redis_server = pytest.mark.skipif(
 real_redis = [pytest.mark.real_redis, needs_redis_server]
 
 
+_GIVEN: set[int] = set()
+
+
 def free_port() -> int:
     """A loopback port nothing listens on right now, below the range the
-    kernel gives outgoing connections: a port from that range (what guard_address
-    port 0 picks) can be taken by a client socket before the server binds it."""
+    kernel gives outgoing connections: a port from that range (what
+    port 0 picks) can be taken by a client socket before the server binds it.
+    Never one it gave before: a cluster's ports are all picked before any
+    node binds them, and a node's bus port once was another node's port."""
     while True:
         port = random.randrange(20_000, _first_outgoing_port())
+        if port in _GIVEN:
+            continue
+        _GIVEN.add(port)
         with socket.socket() as sock:
             try:
                 sock.bind(("127.0.0.1", port))
