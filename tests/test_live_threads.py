@@ -105,12 +105,17 @@ async def threads_while_open_and_after(streams: int) -> tuple[int, int]:
     return while_open, await settled_thread_count()
 
 
+#: Threads of the process's own that may come or go while a test counts
+#: (a database connection's, a finished test's): one a stream would be twenty.
+UNRELATED_THREADS = 2
+
+
 def test_open_streams_hold_no_thread_of_their_own() -> None:
     """Closing twenty streams frees no thread: what renders them is shared,
     so a worker with thousands of tabs open does not hold thousands of
     threads."""
     while_open, after_closing = asyncio.run(threads_while_open_and_after(20))
-    assert while_open <= after_closing
+    assert while_open - after_closing <= UNRELATED_THREADS
 
 
 @pytest.mark.skipif(
@@ -157,4 +162,4 @@ async def threads_while_following_changes_and_after(followers: int) -> tuple[int
 
 def test_followers_of_changes_hold_no_thread_of_their_own() -> None:
     while_following, after = asyncio.run(threads_while_following_changes_and_after(20))
-    assert while_following <= after
+    assert while_following - after <= UNRELATED_THREADS
