@@ -15,7 +15,7 @@ from pytest_django.fixtures import Settings as SettingsWrapper
 
 from tests import presence
 from tests.conftest import CommandCounter
-from whos_online.rooms import room_from_token, room_token
+from whos_online.tokens import room_from_token, room_token
 
 pytestmark = pytest.mark.django_db
 

@@ -18,8 +18,8 @@ from tests.conftest import CommandCounter
 from whos_online import api, checks, url_checks
 from whos_online.conf import get_config
 from whos_online.decorate import LONGEST_PATH, MOST_PATHS, MOST_ROOMS
-from whos_online.rooms import room_token
 from whos_online.statuses import badge_html
+from whos_online.tokens import room_token
 
 pytestmark = pytest.mark.django_db
 

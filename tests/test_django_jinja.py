@@ -27,7 +27,7 @@ from tests import presence
 from tests.django_jinja_site import documented_code, documented_templates
 from whos_online import api
 from whos_online.jinja2 import FILTERS, GLOBALS
-from whos_online.rooms import room_from_token
+from whos_online.tokens import room_from_token
 
 pytestmark = pytest.mark.django_db
 

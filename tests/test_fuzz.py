@@ -30,7 +30,7 @@ from pytest_django.fixtures import Settings as SettingsWrapper
 from whos_online import urls
 from whos_online.conf import get_config
 from whos_online.models import Visibility
-from whos_online.rooms import room_token
+from whos_online.tokens import room_token
 
 pytestmark = pytest.mark.django_db
 

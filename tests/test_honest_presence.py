@@ -19,7 +19,7 @@ from tests import presence
 from tests.conftest import Clock, CommandCounter
 from whos_online import state
 from whos_online.conf import get_config
-from whos_online.rooms import room_token
+from whos_online.tokens import room_token
 
 pytestmark = pytest.mark.django_db
 

@@ -20,7 +20,7 @@ from pytest_django.fixtures import Settings as SettingsWrapper
 
 from tests import presence
 from whos_online import api, live, streams
-from whos_online.rooms import room_token
+from whos_online.tokens import room_token
 
 # The streams render in threads of their own (``live.READING_THREADS``):
 # what the test writes to the database must be committed for them to see.

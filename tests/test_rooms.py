@@ -20,9 +20,9 @@ from tests import presence
 from tests.conftest import CommandCounter
 from whos_online import checks, url_checks
 from whos_online.conf import get_config
-from whos_online.rooms import room_from_token, room_token
 from whos_online.store import get_store
 from whos_online.store.places import PLACES_PER_MEMBER
+from whos_online.tokens import room_from_token, room_token
 
 pytestmark = pytest.mark.django_db
 

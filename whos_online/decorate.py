@@ -37,11 +37,12 @@ from django.utils.translation import ngettext
 
 from whos_online.conf import get_config
 from whos_online.page import viewer_of
-from whos_online.rooms import room_at, room_from_token
+from whos_online.rooms import room_at
 from whos_online.roster import room_counts
 from whos_online.rules import profile_urls
 from whos_online.statuses import badge_html, badge_of
 from whos_online.store import Counts
+from whos_online.tokens import room_from_token
 
 # The most distinct paths one request asks about (the script sends the
 # first ones of the page), and the longest path looked at.

@@ -36,6 +36,7 @@ from jinja2.ext import Extension
 from jinja2.runtime import Context as JinjaContext
 from markupsafe import Markup
 
+from whos_online.rendered import count_text
 from whos_online.statuses import UserPresence
 from whos_online.store import Counts
 from whos_online.templatetags import whos_online as tags
@@ -173,7 +174,7 @@ FILTERS = {
     "last_seen": tags.last_seen,
     "last_seen_label": tags.last_seen_label,
     "minutes_since": tags.minutes_since,
-    "count_text": tags.count_text,
+    "count_text": count_text,
 }
 
 

@@ -1,4 +1,5 @@
-"""The widget's HTML, rendered once per shared snapshot and kind of viewer.
+"""Presence as HTML: the widget, rendered once per shared snapshot and kind
+of viewer, and a count as a page writes it.
 
 A roster made from the snapshot its process shares between pages
 (``WHOS_ONLINE_SNAPSHOT_MAX_AGE``) is the same for every viewer of one kind
@@ -19,10 +20,12 @@ from pathlib import Path
 from django.http import HttpRequest
 from django.template.loader import get_template, render_to_string
 from django.utils import timezone, translation
+from django.utils.html import format_html
 from django.utils.safestring import SafeString
+from django.utils.translation import gettext
 
 from whos_online.roster import Roster
-from whos_online.store import get_store
+from whos_online.store import Counts, get_store
 
 WIDGET = "whos_online/widget.html"
 # Every template the widget's HTML is made of.
@@ -63,3 +66,44 @@ def _templates_are_ours() -> bool:
         Path(get_template(name).origin.name).resolve() == OURS / name  # type: ignore[attr-defined]
         for name in PARTS
     )
+
+
+class Count(int):
+    """A count that, written into a page, is marked so the refresh script can
+    keep it current: ``<span data-whos-online-count="people">4</span>``
+    ("about 100000" when estimated). In arithmetic, comparisons and
+    ``{% ... as n %}`` it is a plain number."""
+
+    kind: str
+    approximate: bool
+
+    def __new__(cls, value: int, kind: str, approximate: bool = False) -> Count:
+        count = super().__new__(cls, value)
+        count.kind = kind
+        count.approximate = approximate
+        return count
+
+    def __html__(self) -> SafeString:
+        return format_html(
+            '<span class="whos-online-count" data-whos-online-count="{}">{}</span>',
+            self.kind,
+            _as_text(int(self), self.approximate),
+        )
+
+
+def count_text(counts: Counts, kind: str) -> str:
+    """``{{ counts|count_text:"guests" }}``: the count as a page shows it,
+    "about 100000" where it is an estimate (a set at its cap)."""
+    return _as_text(getattr(counts, kind), is_approximate(counts, kind))
+
+
+def is_approximate(counts: Counts, kind: str) -> bool:
+    if kind in ("people", "total"):
+        return counts.is_estimate
+    return kind in counts.estimated
+
+
+def _as_text(value: int, approximate: bool) -> str:
+    if approximate:
+        return gettext("about %(count)s") % {"count": value}
+    return str(value)

@@ -16,21 +16,15 @@ reader, who is about to be recorded.
 
 from __future__ import annotations
 
-import base64
-import hashlib
-import json
 import re
-import secrets
 from collections.abc import Callable, Mapping
 from collections.abc import Set as AbstractSet
 from contextlib import suppress
 from typing import Any, NamedTuple, TypeVar
 
-from django.core import signing
 from django.db.models import Model
 from django.http import HttpRequest, HttpResponseBase
 from django.urls import ResolverMatch
-from django.utils.crypto import salted_hmac
 
 from whos_online import guard, locations, page
 from whos_online.conf import get_config
@@ -42,7 +36,6 @@ from whos_online.visitors import Visit, Visitor
 
 View = TypeVar("View", bound=Callable[..., Any])
 
-TOKEN_SALT = "whos_online.room"
 TAB_ID = re.compile(r"[A-Za-z0-9_\-]{8,64}")
 # The attribute a view's room name is kept in, as @location keeps its label.
 ATTRIBUTE = "whos_online_room"
@@ -337,69 +330,3 @@ def refuse_bad_room(room: object) -> bool:
         "room", "Who's online ignored an invalid room name %r.", str(room)[:120]
     )
     return True
-
-
-def room_token(room: str, viewer: Any) -> str:
-    """A token that lets ``viewer`` (and only them; anyone, for a page made
-    for nobody in particular) follow ``room`` for
-    ``WHOS_ONLINE_ROOM_TOKEN_MAX_AGE`` seconds.
-
-    The endpoints take rooms only as tokens, so a visitor can follow a room
-    the site showed them, never name one it did not. The room and the
-    viewer are sealed inside, so a token (in a page a cache kept, say)
-    reveals neither without the site's key.
-    """
-    sealed = _sealed(json.dumps([room, _viewer_id(viewer)]).encode())
-    return signing.dumps(sealed, salt=TOKEN_SALT)
-
-
-def room_from_token(token: str, viewer: Any) -> str | None:
-    """The room in ``token`` if it was issued to ``viewer`` (or to nobody in
-    particular) and is not too old."""
-    try:
-        sealed = signing.loads(
-            token, salt=TOKEN_SALT, max_age=get_config().room_token_max_age
-        )
-        room, viewer_id = json.loads(_opened(sealed))
-    except (signing.BadSignature, TypeError, ValueError):
-        return None
-    if viewer_id not in ("", _viewer_id(viewer)) or not is_room_name(room):
-        return None
-    return str(room)
-
-
-def _viewer_id(viewer: Any) -> str:
-    if viewer is not None and getattr(viewer, "is_authenticated", False):
-        return str(viewer.pk)
-    return ""
-
-
-# A token's payload is sealed (XORed with a keystream of keyed BLAKE2b over
-# a random nonce) before Django signs it: the signature keeps it whole, the
-# seal keeps it unread.
-NONCE_BYTES = 12
-
-
-def _keystream(nonce: bytes, length: int) -> bytes:
-    key = salted_hmac(TOKEN_SALT, "seal", algorithm="sha256").digest()
-    blocks = (length + 63) // 64
-    return b"".join(
-        hashlib.blake2b(nonce + n.to_bytes(4, "big"), key=key).digest()
-        for n in range(blocks)
-    )[:length]
-
-
-def _sealed(plain: bytes) -> str:
-    nonce = secrets.token_bytes(NONCE_BYTES)
-    return base64.urlsafe_b64encode(nonce + _mixed(nonce, plain)).decode()
-
-
-def _opened(sealed: object) -> bytes:
-    data = base64.urlsafe_b64decode(str(sealed))
-    return _mixed(data[:NONCE_BYTES], data[NONCE_BYTES:])
-
-
-def _mixed(nonce: bytes, data: bytes) -> bytes:
-    """``data`` XORed with the keystream of ``nonce``: sealed, or opened."""
-    stream = _keystream(nonce, len(data))
-    return bytes(a ^ b for a, b in zip(data, stream, strict=True))

@@ -49,8 +49,8 @@ from whos_online import page
 from whos_online.conf import get_config
 from whos_online.live import Unavailable, follow, hub, in_shared_threads
 from whos_online.rendered import widget_html
-from whos_online.rooms import room_from_token
 from whos_online.roster import online_roster
+from whos_online.tokens import room_from_token
 
 # Seconds between two keep-alive comments.
 KEEP_ALIVE = 15.0

@@ -43,12 +43,12 @@ from whos_online.rooms import (
     keep_tab,
     leave_tab,
     note_rooms,
-    room_from_token,
     tab_id,
     tab_renewal_seconds,
 )
 from whos_online.roster import Roster, online_roster
 from whos_online.store import get_store
+from whos_online.tokens import room_from_token
 
 # JSON that is safe inside a <script> element of an HTML page.
 HTML_SAFE_JSON = str.maketrans({"<": "\\u003c", ">": "\\u003e", "&": "\\u0026"})

@@ -17,18 +17,15 @@ from django.core.handlers.asgi import ASGIRequest
 from django.db.models import Model
 from django.http import HttpRequest
 from django.template.context import Context
-from django.utils.html import format_html
 from django.utils.http import urlencode
 from django.utils.safestring import SafeString
-from django.utils.translation import gettext
 
 from whos_online import links, page
 from whos_online.conf import get_config
 from whos_online.decorate import MOST_PATHS
-from whos_online.rendered import widget_html
+from whos_online.rendered import Count, count_text, is_approximate, widget_html
 from whos_online.rooms import join_named_room, room_name, rooms_of_page
 from whos_online.rooms import page_room as page_room_of
-from whos_online.rooms import room_token as make_room_token
 from whos_online.roster import Roster, online_roster
 from whos_online.roster import room_counts as roster_room_counts
 from whos_online.statuses import (
@@ -39,6 +36,7 @@ from whos_online.statuses import (
     seen_of,
 )
 from whos_online.store import Counts
+from whos_online.tokens import room_token as make_room_token
 
 register = template.Library()
 
@@ -46,46 +44,7 @@ COUNTS = ("people", "total", "users", "hidden", "guests", "bots")
 REFRESH_JS = "whos_online/refresh.js"
 
 
-class Count(int):
-    """A count that, written into a page, is marked so the refresh script can
-    keep it current: ``<span data-whos-online-count="people">4</span>``
-    ("about 100000" when estimated). In arithmetic, comparisons and
-    ``{% ... as n %}`` it is a plain number."""
-
-    kind: str
-    approximate: bool
-
-    def __new__(cls, value: int, kind: str, approximate: bool = False) -> Count:
-        count = super().__new__(cls, value)
-        count.kind = kind
-        count.approximate = approximate
-        return count
-
-    def __html__(self) -> SafeString:
-        return format_html(
-            '<span class="whos-online-count" data-whos-online-count="{}">{}</span>',
-            self.kind,
-            _as_text(int(self), self.approximate),
-        )
-
-
-@register.filter
-def count_text(counts: Counts, kind: str) -> str:
-    """``{{ counts|count_text:"guests" }}``: the count as a page shows it,
-    "about 100000" where it is an estimate (a set at its cap)."""
-    return _as_text(getattr(counts, kind), is_approximate(counts, kind))
-
-
-def is_approximate(counts: Counts, kind: str) -> bool:
-    if kind in ("people", "total"):
-        return counts.is_estimate
-    return kind in counts.estimated
-
-
-def _as_text(value: int, approximate: bool) -> str:
-    if approximate:
-        return gettext("about %(count)s") % {"count": value}
-    return str(value)
+register.filter("count_text", count_text)
 
 
 @register.inclusion_tag("whos_online/whos_online.html", takes_context=True)
@@ -119,10 +78,10 @@ def whos_online(
     return {
         "roster": roster,
         "refresh_seconds": seconds,
-        "refresh_url": _refresh_url(name, viewer) if refreshed else None,
+        "refresh_url": _endpoint_of(name, viewer) if refreshed else None,
         "refresh_script": links.script(REFRESH_JS) if refreshed else None,
         "stream_url": (
-            _refresh_url(name, viewer, "whos_online:stream")
+            _endpoint_of(name, viewer, "whos_online:stream")
             if refreshed and _streams(context)
             else None
         ),
@@ -259,10 +218,8 @@ def whos_online_beacon(
     """For pages served from a cache or a CDN, which never reach the
     middleware: a small script tells the server the visitor is here, at most
     once per guard period (and names ``room``, when given)."""
-    url = links.endpoint("whos_online:beacon")
     name = None if room is None else room_name(room)
-    if url is not None and name is not None:
-        url = f"{url}?{urlencode({'room': make_room_token(name, _viewer(context))})}"
+    url = _endpoint_of(name, _viewer(context), "whos_online:beacon")
     return {
         "beacon_url": url,
         "beacon_seconds": get_config().guard_seconds,
@@ -380,9 +337,10 @@ def _viewer(context: Context) -> Any:
     return page.of(request).viewer if isinstance(request, HttpRequest) else None
 
 
-def _refresh_url(
+def _endpoint_of(
     room: str | None, viewer: Any, view: str = "whos_online:widget"
 ) -> str | None:
+    """The URL of ``view``, naming ``room`` in a token for ``viewer``."""
     url = links.endpoint(view)
     if url is None or room is None:
         return url
