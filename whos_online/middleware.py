@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -28,6 +29,12 @@ class WhosOnlineMiddleware:
     them; a view that logs someone in or out records the new identity too.
     After a page a browser opened answered 2xx, the visitor's device is in
     the page's rooms, and in no other (see :mod:`whos_online.rooms`).
+
+    What it does is decided once, for WSGI and ASGI alike, by :func:`arrive`
+    before the view and :func:`leave` after it; ``__call__`` and
+    ``__acall__`` only call or await what they decide (work on Redis or the
+    database runs in a thread under ASGI), as Django's ``MiddlewareMixin``
+    does.
     """
 
     sync_capable = True
@@ -53,55 +60,77 @@ class WhosOnlineMiddleware:
     def __call__(self, request: HttpRequest) -> Any:
         if self.async_mode:
             return self.__acall__(request)
-        store = get_store()
-        if store.config.problems:  # logged once by get_config
+        came = arrive(request)
+        if came is None:
             return self.get_response(request)
-        held = holds(request, store)
-        if held is None:
-            came_with = session_key_of(request, store.config)
-            visit = before_view(page.start(request, store, came_with))
-        else:
-            came_with, visit = held.session_key, None
+        _, _, came_with, first = came
+        visit = None if first is None else first()
         token = page.SERVING.set((request, came_with))
         try:
             response: HttpResponseBase = self.get_response(request)  # type: ignore[assignment]
         finally:
             page.SERVING.reset(token)
-        made = page.made_for(request)
-        if held is None or not nothing_to_write(request, response, store, held, made):
-            made = page.start(request, store, came_with)
-            writes = writes_after(made, response, visit)
-            if writes is not None:
-                writes()
-        if made is not None and made.personal:
-            keep_private(response)
+        writes = leave(request, response, came, visit)
+        if writes is not None:
+            writes()
         return response
 
     async def __acall__(self, request: HttpRequest) -> HttpResponseBase:
-        store = get_store()
-        if store.config.problems:  # logged once by get_config
+        came = arrive(request)
+        if came is None:
             return await self.get_response(request)  # type: ignore[no-any-return,misc]
-        held = holds(request, store)
-        if held is None:
-            came_with = session_key_of(request, store.config)
-            started = page.start(request, store, came_with)
-            visit = await sync_to_async(before_view)(started)
-        else:
-            came_with, visit = held.session_key, None
+        _, _, came_with, first = came
+        visit = None if first is None else await sync_to_async(first)()
         token = page.SERVING.set((request, came_with))
         try:
             response: HttpResponseBase = await self.get_response(request)  # type: ignore[misc]
         finally:
             page.SERVING.reset(token)
-        made = page.made_for(request)
-        if held is None or not nothing_to_write(request, response, store, held, made):
-            made = page.start(request, store, came_with)
-            writes = writes_after(made, response, visit)
-            if writes is not None:
-                await sync_to_async(writes)()
-        if made is not None and made.personal:
-            keep_private(response)
+        writes = leave(request, response, came, visit)
+        if writes is not None:
+            await sync_to_async(writes)()
         return response
+
+
+Arrival = tuple[Store, "Verdict | None", str, "Callable[[], Visit | None] | None"]
+"""What :func:`arrive` found: the store, the guard's verdict if it spares
+the request a record, the session key the request came with, and the work
+to do before the view, if any."""
+
+
+def arrive(request: HttpRequest) -> Arrival | None:
+    """Before the view, as both the sync and the async middleware run it
+    (they only call or await what these functions decide): ``None`` when the
+    app is not set up to record anyone."""
+    store = get_store()
+    if store.config.problems:  # logged once by get_config
+        return None
+    held = holds(request, store)
+    if held is not None:
+        return store, held, held.session_key, None
+    came_with = session_key_of(request, store.config)
+    started = page.start(request, store, came_with)
+    return store, None, came_with, functools.partial(before_view, started)
+
+
+def leave(
+    request: HttpRequest,
+    response: HttpResponseBase,
+    came: Arrival,
+    visit: Visit | None,
+) -> Callable[[], None] | None:
+    """After the view: marks a response made for its viewer alone private,
+    and returns what the answer leaves to write, if anything."""
+    store, held, came_with, _ = came
+    made = page.made_for(request)
+    if held is None or not nothing_to_write(request, response, store, held, made):
+        made = page.start(request, store, came_with)
+        writes = writes_after(made, response, visit)
+    else:
+        writes = None
+    if made is not None and made.personal:
+        keep_private(response)
+    return writes
 
 
 def before_view(made: Page) -> Visit | None:
