@@ -327,6 +327,45 @@ def test_the_heartbeat_tag_renders_the_script_for_logged_in_users(
     assert 'data-whos-online-csrf="the-token"' in html
 
 
+@pytest.mark.parametrize(
+    ("tag", "setting", "written"),
+    [
+        ("{% whos_online refresh=1800 %}", {}, 'data-whos-online-seconds="1800"'),
+        (
+            "{% whos_online_heartbeat %}",
+            {"WHOS_ONLINE_HEARTBEAT_SECONDS": 1200},
+            'data-whos-online-seconds="1200"',
+        ),
+        (
+            "{% whos_online_beacon %}",
+            {"WHOS_ONLINE_GUARD_SECONDS": 3600},
+            'data-whos-online-seconds="3600"',
+        ),
+        (
+            "{% whos_online_decorate refresh=1500 %}",
+            {},
+            'data-whos-online-seconds="1500"',
+        ),
+    ],
+)
+def test_the_seconds_a_script_reads_are_written_without_thousand_separators(
+    rf: RequestFactory,
+    alice: User,
+    settings: SettingsWrapper,
+    tag: str,
+    setting: dict[str, int],
+    written: str,
+) -> None:
+    """A site that groups thousands ("3,600") still gives the scripts a
+    number they can read: ``parseInt("3,600")`` is 3."""
+    settings.USE_THOUSAND_SEPARATOR = True
+    for name, value in setting.items():
+        setattr(settings, name, value)
+    request = rf.get("/")
+    request.user = alice
+    assert written in render_with(tag, request=request, csrf_token="the-token")
+
+
 def test_the_heartbeat_tag_renders_nothing_for_guests(rf: RequestFactory) -> None:
     request = rf.get("/")
     request.user = AnonymousUser()
