@@ -137,6 +137,15 @@ def online_roster(
     if room is not None and request is not None and room in rooms_of_page(request):
         snapshot = with_reader(snapshot, reader_of(request), shows_hidden)
     choices = gate.chosen([*(m for m, _ in snapshot.users), *snapshot.today_named])
+    kind = gate.kind
+    made: Hashable = None
+    if snapshot is shared and kind is not None:
+        # Any viewer of this kind given the same choices is shown the same
+        # roster of the snapshot the process shares: made once.
+        made = (id(shared), limit, kind, choices.invisible, choices.hide_last_seen)
+        remembered = get_store().state.rosters.get(made)
+        if remembered is not None and remembered[0] is shared:
+            return remembered[1]  # type: ignore[no-any-return]
     # Only users the snapshot lists as visible move to the hidden: a choice
     # of anyone else (the viewer, a user seen today) moves no count.
     chosen = {member for member, _ in snapshot.users if member in choices.invisible}
@@ -176,15 +185,7 @@ def online_roster(
         "shows_hidden_count": gate.shows_hidden_count,
         "now": as_datetime(snapshot.now),
     }
-    kind = gate.kind
-    made: Hashable = None
-    if snapshot is shared and kind is not None:
-        # Any viewer of this kind given the same choices is shown the same
-        # roster of the snapshot the process shares: made once.
-        made = (id(shared), limit, kind, choices.invisible, choices.hide_last_seen)
-        remembered = get_store().state.rosters.get(made)
-        if remembered is not None and remembered[0] is shared:
-            return remembered[1]  # type: ignore[no-any-return]
+    if made is not None:
         figures["made_from"] = (shared, made)
     if not gate.shows_names(nameable):
         return _kept(made, shared, Roster(**figures, shows_names=False))
