@@ -20,6 +20,7 @@ from tests import presence
 pytestmark = pytest.mark.django_db
 
 WIDGET = "whos_online/widget.html"
+BOX = "whos_online/whos_online.html"
 
 
 @pytest.fixture(autouse=True)
@@ -34,8 +35,18 @@ def guarded(client: Client, path: str = "/busy-page/") -> Client:
     return client
 
 
-def widget_renders(response: Any) -> int:
-    return [template.name for template in response.templates].count(WIDGET)
+def site_template(
+    settings: SettingsWrapper, tmp_path: Path, name: str, source: str
+) -> None:
+    """The site's own copy of the app's template ``name``."""
+    own = tmp_path / "whos_online" / name
+    own.parent.mkdir()
+    own.write_text(source)
+    settings.TEMPLATES = [{**settings.TEMPLATES[0], "DIRS": [tmp_path]}]
+
+
+def widget_renders(response: Any, name: str = WIDGET) -> int:
+    return [template.name for template in response.templates].count(name)
 
 
 def widget_of(response: Any) -> str:
@@ -53,6 +64,38 @@ def test_guests_pages_sharing_a_snapshot_render_the_widget_once(alice: User) -> 
     assert [widget_renders(page) for page in pages] == [0, 0, 0]
     assert widget_of(pages[0]) == widget_of(pages[1])
     assert "alice" in widget_of(pages[1])
+
+
+def test_the_box_around_a_shared_widget_is_rendered_once_too(alice: User) -> None:
+    presence.record_user(alice.pk)
+    first = guarded(Client(REMOTE_ADDR="192.0.2.2"))
+    second = guarded(Client(REMOTE_ADDR="192.0.2.3"))
+    pages = [client.get("/busy-page/") for client in (first, second)]
+    assert [widget_renders(page, BOX) for page in pages] == [0, 0]
+    assert '<section class="whos-online"' in pages[1].content.decode()
+
+
+def test_a_rooms_box_is_rendered_for_each_page(alice: User) -> None:
+    """It carries a token of the room for its viewer alone."""
+    reader = guarded(Client(REMOTE_ADDR="192.0.2.2"), "/thread/7/")
+    assert widget_renders(reader.get("/thread/7/"), BOX) == 1
+
+
+def test_a_sites_own_box_template_renders_for_each_viewer(
+    settings: SettingsWrapper, tmp_path: Path, alice: User, bob: User
+) -> None:
+    site_template(
+        settings,
+        tmp_path,
+        "whos_online.html",
+        "<section>for {{ request.user }}</section>",
+    )
+    alices, bobs = Client(), Client()
+    alices.force_login(alice)
+    bobs.force_login(bob)
+    guarded(alices), guarded(bobs)
+    assert "for alice" in alices.get("/busy-page/").content.decode()
+    assert "for bob" in bobs.get("/busy-page/").content.decode()
 
 
 def test_users_who_may_learn_the_same_share_one_render(alice: User, bob: User) -> None:
@@ -154,10 +197,12 @@ def test_each_time_zone_gets_its_own_render(alice: User) -> None:
 def test_a_sites_own_widget_template_renders_for_each_viewer(
     settings: SettingsWrapper, tmp_path: Path, alice: User, bob: User
 ) -> None:
-    own = tmp_path / "whos_online" / "widget.html"
-    own.parent.mkdir()
-    own.write_text('<div class="whos-online-widget">for {{ request.user }}</div>')
-    settings.TEMPLATES = [{**settings.TEMPLATES[0], "DIRS": [tmp_path]}]
+    site_template(
+        settings,
+        tmp_path,
+        "widget.html",
+        '<div class="whos-online-widget">for {{ request.user }}</div>',
+    )
     presence.record_user(alice.pk)
     alices, bobs = Client(), Client()
     alices.force_login(alice)
@@ -178,3 +223,41 @@ def test_a_page_a_cache_keeps_shows_a_guest_no_render_made_for_staff(
     assert "ghost" in widget_of(staff.get("/busy-page/"))  # staff's render kept
     staff.get("/cached-output/s/")  # the first to open the page a cache keeps
     assert "ghost" not in widget_of(Client().get("/cached-output/s/"))
+
+
+def test_the_decorate_script_is_rendered_once_per_process() -> None:
+    """It shows nothing of its viewer: every page gets the same tag."""
+    pages = [Client().get("/decorated/") for _ in range(2)]
+    assert widget_renders(pages[1], "whos_online/decorate.html") == 0
+    assert 'data-whos-online-decorate="/whos-online/decorate/"' in (
+        pages[1].content.decode()
+    )
+
+
+def test_a_users_heartbeat_is_rendered_for_each_page(alice: User) -> None:
+    """It carries their CSRF token."""
+    client = Client()
+    client.force_login(alice)
+    pages = [client.get("/uncached-thread/1/") for _ in range(2)]
+    assert widget_renders(pages[1], "whos_online/heartbeat.html") == 1
+    assert "data-whos-online-csrf=" in pages[1].content.decode()
+
+
+def test_refreshes_sharing_a_snapshot_render_the_widget_once(alice: User) -> None:
+    presence.record_user(alice.pk)
+    first = guarded(Client(REMOTE_ADDR="192.0.2.2"))
+    second = guarded(Client(REMOTE_ADDR="192.0.2.3"))
+    refreshes = [client.get("/whos-online/widget/") for client in (first, second)]
+    assert widget_renders(refreshes[1]) == 0
+    assert "alice" in refreshes[1].content.decode()
+
+
+def test_a_sites_own_script_template_renders_for_each_page(
+    settings: SettingsWrapper, tmp_path: Path
+) -> None:
+    site_template(
+        settings, tmp_path, "decorate.html", "<script>/* the site's own */</script>"
+    )
+    pages = [Client().get("/decorated/") for _ in range(2)]
+    assert widget_renders(pages[1], "whos_online/decorate.html") == 1
+    assert "the site's own" in pages[1].content.decode()

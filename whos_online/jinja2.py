@@ -36,7 +36,7 @@ from jinja2.ext import Extension
 from jinja2.runtime import Context as JinjaContext
 from markupsafe import Markup
 
-from whos_online.rendered import count_text
+from whos_online.rendered import box_html, count_text, script_html
 from whos_online.statuses import UserPresence
 from whos_online.store import Counts
 from whos_online.templatetags import whos_online as tags
@@ -65,7 +65,7 @@ def whos_online(
 ) -> Markup:
     """``{{ whos_online() }}``: the widget; the arguments of ``{% whos_online %}``."""
     values = tags.whos_online(_django(context), limit, room, refresh, heading)
-    return _render("whos_online/whos_online.html", values)
+    return Markup(box_html(values))
 
 
 @pass_context
@@ -106,7 +106,7 @@ def online_badge(user: Any) -> Markup:
 def whos_online_heartbeat(context: JinjaContext) -> Markup:
     """``{{ whos_online_heartbeat() }}``: keeps a logged-in user's status exact."""
     values = tags.whos_online_heartbeat(_django(context))
-    return _render("whos_online/heartbeat.html", values)
+    return Markup(script_html(tags.HEARTBEAT, values))
 
 
 @pass_context
@@ -122,7 +122,7 @@ def whos_online_decorate(refresh: int = 0) -> Markup:
     """``{{ whos_online_decorate() }}``: badges and "N viewing" on pages
     whose templates the site does not own."""
     values = tags.whos_online_decorate(refresh)
-    return _render("whos_online/decorate.html", values)
+    return Markup(script_html(tags.DECORATE, values))
 
 
 @pass_context

@@ -1,5 +1,7 @@
-"""Presence as HTML: the widget, rendered once per shared snapshot and kind
-of viewer, and a count as a page writes it.
+"""Presence as HTML: the widget and the box around it, rendered once per
+shared snapshot and kind of viewer; the scripts' tags, rendered once per
+process where they carry nothing of the viewer; and a count as a page
+writes it.
 
 A roster made from the snapshot its process shares between pages
 (``WHOS_ONLINE_SNAPSHOT_MAX_AGE``) is the same for every viewer of one kind
@@ -9,13 +11,16 @@ and time zone, and hands the same HTML to the others until the snapshot is
 replaced. A roster made for its viewer alone (the site's rule judges each
 viewer, a room lists its reader, a visitor who just arrived) renders apart,
 and so does every roster where the site has its own copy of the widget's
-templates, which may show anything of the request.
+templates, which may show anything of the request. The box of a room
+carries a token of the room for its viewer, and renders for each page.
 """
 
 from __future__ import annotations
 
-from collections.abc import Hashable
+import functools
+from collections.abc import Callable, Hashable
 from pathlib import Path
+from typing import Any
 
 from django.http import HttpRequest
 from django.template.loader import get_template, render_to_string
@@ -30,6 +35,8 @@ from whos_online.store import Counts, get_store
 WIDGET = "whos_online/widget.html"
 # Every template the widget's HTML is made of.
 PARTS = (WIDGET, "whos_online/people_count.html", "whos_online/window.html")
+# The box ``{% whos_online %}`` puts the widget in.
+BOX = "whos_online/whos_online.html"
 OURS = Path(__file__).resolve().parent / "templates"
 
 
@@ -43,28 +50,98 @@ def widget_html(roster: Roster, request: HttpRequest | None) -> SafeString:
         translation.get_language(),
         timezone.get_current_timezone_name(),
     )
+    # Nothing of the request in the shared HTML: the same for every viewer
+    # of this kind.
+    return _once(
+        key,
+        snapshot,
+        PARTS,
+        shared=lambda: _render(roster, None),
+        alone=lambda: _render(roster, request),
+    )
+
+
+def box_html(values: dict[str, Any]) -> SafeString:
+    """``{% whos_online %}``: the box around the widget (its title, the
+    refresh script's marks), rendered from the tag's ``values``. A box of
+    the whole site around a widget made from a shared snapshot is the same
+    for every viewer of that kind, so it is rendered once per snapshot too;
+    a room's box (a token for its viewer) or a site's own copy of the
+    templates renders for each page."""
+    roster: Roster = values["roster"]
+    if roster.made_from is None or values["room_key"] != "":
+        return _render_values(BOX, values)
+    snapshot, made = roster.made_from
+    key: Hashable = (
+        BOX,
+        made,
+        translation.get_language(),
+        timezone.get_current_timezone_name(),
+        *(values[name] for name in BOX_VARIES_BY),
+    )
+    render = functools.partial(_render_values, BOX, values)
+    return _once(key, snapshot, (*PARTS, BOX), shared=render, alone=render)
+
+
+# What a box of the whole site shows besides its widget.
+BOX_VARIES_BY = (
+    "refresh_seconds",
+    "refresh_url",
+    "refresh_script",
+    "stream_url",
+    "heading",
+)
+
+
+def script_html(name: str, values: dict[str, Any]) -> SafeString:
+    """A script tag's template (``name``, one of the app's) rendered from
+    ``values``: once per process for the same values where they carry
+    nothing of the viewer's (no CSRF token), unless the site has its own
+    copy of the template."""
+    render = functools.partial(_render_values, name, values)
+    if values.get("csrf_token") is not None:
+        return render()
+    key = (name, *values.values())
+    return _once(key, None, (name,), shared=render, alone=render)
+
+
+def _once(
+    key: Hashable,
+    made_from: object,
+    names: tuple[str, ...],
+    *,
+    shared: Callable[[], SafeString],
+    alone: Callable[[], SafeString],
+) -> SafeString:
+    """The HTML kept for ``key`` while it was made from ``made_from`` (a
+    snapshot; ``None``: anything), else made now by ``shared`` and kept,
+    where the templates ``names`` are the app's own; by ``alone`` where the
+    site has its own copy of any, which may show anything of the request."""
     renders = get_store().state.renders
     found = renders.get(key)
-    if found is not None and found[0] is snapshot:
+    if found is not None and found[0] is made_from:
         return found[1]  # type: ignore[no-any-return]
-    if not _templates_are_ours():
-        return _render(roster, request)
-    # Nothing of the request: the same HTML for every viewer of this kind.
-    html = _render(roster, None)
-    renders.put(key, (snapshot, html))
+    if not _templates_are_ours(names):
+        return alone()
+    html = shared()
+    renders.put(key, (made_from, html))
     return html
+
+
+def _render_values(name: str, values: dict[str, Any]) -> SafeString:
+    return SafeString(render_to_string(name, values))
 
 
 def _render(roster: Roster, request: HttpRequest | None) -> SafeString:
     return SafeString(render_to_string(WIDGET, {"roster": roster}, request))
 
 
-def _templates_are_ours() -> bool:
-    """Whether the widget's templates are the app's own, which show nothing
+def _templates_are_ours(names: tuple[str, ...] = PARTS) -> bool:
+    """Whether the templates ``names`` are the app's own, which show nothing
     of the request, not a site's copy."""
     return all(
         Path(get_template(name).origin.name).resolve() == OURS / name  # type: ignore[attr-defined]
-        for name in PARTS
+        for name in names
     )
 
 

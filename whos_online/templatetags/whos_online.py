@@ -23,7 +23,14 @@ from django.utils.safestring import SafeString
 from whos_online import links, page
 from whos_online.conf import get_config
 from whos_online.decorate import MOST_PATHS
-from whos_online.rendered import Count, count_text, is_approximate, widget_html
+from whos_online.rendered import (
+    Count,
+    box_html,
+    count_text,
+    is_approximate,
+    script_html,
+    widget_html,
+)
 from whos_online.rooms import join_named_room, room_name, rooms_of_page
 from whos_online.rooms import page_room as page_room_of
 from whos_online.roster import Roster, online_roster
@@ -42,12 +49,25 @@ register = template.Library()
 
 COUNTS = ("people", "total", "users", "hidden", "guests", "bots")
 REFRESH_JS = "whos_online/refresh.js"
+HEARTBEAT = "whos_online/heartbeat.html"
+DECORATE = "whos_online/decorate.html"
 
 
 register.filter("count_text", count_text)
 
 
-@register.inclusion_tag("whos_online/whos_online.html", takes_context=True)
+@register.simple_tag(takes_context=True, name="whos_online")
+def whos_online_box(
+    context: Context,
+    limit: int | str | None = None,
+    room: str | Model | None = None,
+    refresh: int | str = 0,
+    heading: int | str = 2,
+) -> SafeString:
+    """``{% whos_online %}``: the box of :func:`whos_online`'s values."""
+    return box_html(whos_online(context, limit, room, refresh, heading))
+
+
 def whos_online(
     context: Context,
     limit: int | str | None = None,
@@ -196,7 +216,13 @@ def minutes_since(value: datetime | None, now: datetime | None = None) -> int | 
     return max(int(elapsed.total_seconds() // 60), 0)
 
 
-@register.inclusion_tag("whos_online/heartbeat.html", takes_context=True)
+@register.simple_tag(takes_context=True, name="whos_online_heartbeat")
+def whos_online_heartbeat_script(context: Context) -> SafeString:
+    """``{% whos_online_heartbeat %}``: the script of
+    :func:`whos_online_heartbeat`'s values."""
+    return script_html(HEARTBEAT, whos_online_heartbeat(context))
+
+
 def whos_online_heartbeat(context: Context) -> dict[str, Any]:
     """Keeps a logged-in user's status exact while the page is visible."""
     viewer = _viewer(context)
@@ -207,7 +233,7 @@ def whos_online_heartbeat(context: Context) -> dict[str, Any]:
         "heartbeat_url": url,
         "heartbeat_script": url and links.script("whos_online/heartbeat.js"),
         "heartbeat_seconds": get_config().heartbeat_seconds,
-        "csrf_token": context.get("csrf_token"),
+        "csrf_token": context.get("csrf_token") if url else None,
     }
 
 
@@ -228,7 +254,13 @@ def whos_online_beacon(
     }
 
 
-@register.inclusion_tag("whos_online/decorate.html")
+@register.simple_tag(name="whos_online_decorate")
+def whos_online_decorate_script(refresh: int | str = 0) -> SafeString:
+    """``{% whos_online_decorate %}``: the script of
+    :func:`whos_online_decorate`'s values."""
+    return script_html(DECORATE, whos_online_decorate(refresh))
+
+
 def whos_online_decorate(refresh: int | str = 0) -> dict[str, Any]:
     """``{% whos_online_decorate %}``, once in the site's base template: a
     small script that puts the online badge beside every link to a user's
