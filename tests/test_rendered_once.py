@@ -234,13 +234,34 @@ def test_the_decorate_script_is_rendered_once_per_process() -> None:
     )
 
 
-def test_a_users_heartbeat_is_rendered_for_each_page(alice: User) -> None:
-    """It carries their CSRF token."""
+def csrf_of(page: Any) -> str:
+    """The CSRF token ``{% csrf_token %}`` wrote into ``page``."""
+    html: str = page.content.decode()
+    start = html.index('name="csrfmiddlewaretoken" value="') + 34
+    return html[start : html.index('"', start)]
+
+
+def test_a_users_heartbeat_is_rendered_once_with_their_own_token_put_in(
+    alice: User,
+) -> None:
     client = Client()
     client.force_login(alice)
     pages = [client.get("/uncached-thread/1/") for _ in range(2)]
-    assert widget_renders(pages[1], "whos_online/heartbeat.html") == 1
-    assert "data-whos-online-csrf=" in pages[1].content.decode()
+    assert widget_renders(pages[1], "whos_online/heartbeat.html") == 0
+    assert f'data-whos-online-csrf="{csrf_of(pages[1])}"' in pages[1].content.decode()
+
+
+def test_a_users_toggle_is_rendered_once_with_their_own_path_put_in_escaped(
+    alice: User,
+) -> None:
+    client = Client()
+    client.force_login(alice)
+    client.get("/uncached-thread/1/")
+    page = client.get("/uncached-thread/1/?a=1&b=2")
+    html = page.content.decode()
+    assert widget_renders(page, "whos_online/visibility.html") == 0
+    assert 'name="next" value="/uncached-thread/1/?a=1&amp;b=2"' in html
+    assert html.count(f'name="csrfmiddlewaretoken" value="{csrf_of(page)}"') == 3
 
 
 def test_refreshes_sharing_a_snapshot_render_the_widget_once(alice: User) -> None:
@@ -261,3 +282,11 @@ def test_a_sites_own_script_template_renders_for_each_page(
     pages = [Client().get("/decorated/") for _ in range(2)]
     assert widget_renders(pages[1], "whos_online/decorate.html") == 1
     assert "the site's own" in pages[1].content.decode()
+
+
+def test_a_guests_page_of_the_heartbeat_and_toggle_sets_no_csrf_cookie() -> None:
+    """Neither shows a guest a form, so neither asks for a CSRF token (which
+    would set its cookie, and keep the page from shared caches)."""
+    pages = [Client().get("/page-with-scripts/") for _ in range(2)]
+    assert [page.content.strip() for page in pages] == [b"", b""]
+    assert all("csrftoken" not in page.cookies for page in pages)

@@ -230,6 +230,14 @@ def profile(request: HttpRequest, slug: str = "", **found: object) -> HttpRespon
     return HttpResponse("a profile")
 
 
+def page_with_scripts(request: HttpRequest) -> HttpResponse:
+    """The heartbeat's and the toggle's tags, and no form of the page's own."""
+    template = engines["django"].from_string(
+        "{% load whos_online %}{% whos_online_heartbeat %}{% whos_online_visibility %}"
+    )
+    return HttpResponse(template.render({}, request))
+
+
 def decorated_page(request: HttpRequest) -> HttpResponse:
     """A page of links to profiles and to threads, and a marked element,
     with the script that decorates them."""
@@ -264,6 +272,7 @@ urlpatterns = [
     path("people/<int:pk>/<slug:slug>/", profile, name="profile"),
     path("u/<str:username>/", profile, name="profile-by-name"),
     path("decorated/", decorated_page),
+    path("page-with-scripts/", page_with_scripts),
     path("lazily-labelled/", lazily_labelled),
     path("jinja2-page/", jinja2_page),
     path("django-jinja-page/", django_jinja_page),

@@ -1,6 +1,7 @@
 """Presence as HTML: the widget and the box around it, rendered once per
-shared snapshot and kind of viewer; the scripts' tags, rendered once per
-process where they carry nothing of the viewer; and a count as a page
+shared snapshot and kind of viewer; the scripts' tags and the visibility
+toggle, rendered once per process and language with the viewer's own
+values (a CSRF token, the page's path) put in; and a count as a page
 writes it.
 
 A roster made from the snapshot its process shares between pages
@@ -18,6 +19,7 @@ carries a token of the room for its viewer, and renders for each page.
 from __future__ import annotations
 
 import functools
+import secrets
 from collections.abc import Callable, Hashable
 from pathlib import Path
 from typing import Any
@@ -25,7 +27,7 @@ from typing import Any
 from django.http import HttpRequest
 from django.template.loader import get_template, render_to_string
 from django.utils import timezone, translation
-from django.utils.html import format_html
+from django.utils.html import conditional_escape, format_html
 from django.utils.safestring import SafeString
 from django.utils.translation import gettext
 
@@ -93,16 +95,43 @@ BOX_VARIES_BY = (
 )
 
 
-def script_html(name: str, values: dict[str, Any]) -> SafeString:
-    """A script tag's template (``name``, one of the app's) rendered from
-    ``values``: once per process for the same values where they carry
-    nothing of the viewer's (no CSRF token), unless the site has its own
-    copy of the template."""
-    render = functools.partial(_render_values, name, values)
-    if values.get("csrf_token") is not None:
-        return render()
-    key = (name, *values.values())
-    return _once(key, None, (name,), shared=render, alone=render)
+def template_html(
+    name: str,
+    values: dict[str, Any],
+    *,
+    parts: tuple[str, ...] = (),
+    personal: tuple[str, ...] = ("csrf_token",),
+    translated: bool = False,
+) -> SafeString:
+    """One of the app's templates (``name``, and the ``parts`` it includes)
+    rendered from ``values``, once per process (and language, where its text
+    is ``translated``) for the same values: the viewer's own (``personal``:
+    their CSRF token, the page's path) are rendered as marks and put in each
+    time, escaped as the template would have. A site's own copy of any of
+    the templates renders for each call."""
+    own = {field: values[field] for field in personal if values.get(field) is not None}
+    marked = {field: f"{MARK}-{field}" for field in own}
+    shared = {key: value for key, value in values.items() if key not in own}
+    language = translation.get_language() if translated else None
+    key = (name, language, *shared.values())
+    html = _once(
+        key,
+        None,
+        (name, *parts),
+        shared=functools.partial(_render_values, name, shared | marked),
+        alone=functools.partial(_render_values, name, values),
+    )
+    if not own:
+        return html
+    text = str(html)
+    for field, value in own.items():
+        text = text.replace(marked[field], conditional_escape(value))
+    return SafeString(text)
+
+
+# What stands for a viewer's own value in HTML rendered for anyone: nothing
+# a page shows could write it.
+MARK = f"whos-online-{secrets.token_hex(8)}"
 
 
 def _once(

@@ -28,7 +28,7 @@ from whos_online.rendered import (
     box_html,
     count_text,
     is_approximate,
-    script_html,
+    template_html,
     widget_html,
 )
 from whos_online.rooms import join_named_room, room_name, rooms_of_page
@@ -51,6 +51,8 @@ COUNTS = ("people", "total", "users", "hidden", "guests", "bots")
 REFRESH_JS = "whos_online/refresh.js"
 HEARTBEAT = "whos_online/heartbeat.html"
 DECORATE = "whos_online/decorate.html"
+VISIBILITY = "whos_online/visibility.html"
+CHOICE = "whos_online/choice.html"
 
 
 register.filter("count_text", count_text)
@@ -220,7 +222,7 @@ def minutes_since(value: datetime | None, now: datetime | None = None) -> int | 
 def whos_online_heartbeat_script(context: Context) -> SafeString:
     """``{% whos_online_heartbeat %}``: the script of
     :func:`whos_online_heartbeat`'s values."""
-    return script_html(HEARTBEAT, whos_online_heartbeat(context))
+    return template_html(HEARTBEAT, whos_online_heartbeat(context))
 
 
 def whos_online_heartbeat(context: Context) -> dict[str, Any]:
@@ -233,6 +235,8 @@ def whos_online_heartbeat(context: Context) -> dict[str, Any]:
         "heartbeat_url": url,
         "heartbeat_script": url and links.script("whos_online/heartbeat.js"),
         "heartbeat_seconds": get_config().heartbeat_seconds,
+        # Asked only where the script is shown: a lazy token asked sets the
+        # CSRF cookie.
         "csrf_token": context.get("csrf_token") if url else None,
     }
 
@@ -258,7 +262,7 @@ def whos_online_beacon(
 def whos_online_decorate_script(refresh: int | str = 0) -> SafeString:
     """``{% whos_online_decorate %}``: the script of
     :func:`whos_online_decorate`'s values."""
-    return script_html(DECORATE, whos_online_decorate(refresh))
+    return template_html(DECORATE, whos_online_decorate(refresh))
 
 
 def whos_online_decorate(refresh: int | str = 0) -> dict[str, Any]:
@@ -288,7 +292,24 @@ def room_token(context: Context, room: str | Model) -> str:
     return "" if name is None else make_room_token(name, _viewer(context))
 
 
-@register.inclusion_tag("whos_online/visibility.html", takes_context=True)
+@register.simple_tag(takes_context=True, name="whos_online_visibility")
+def whos_online_visibility_forms(context: Context) -> SafeString:
+    """``{% whos_online_visibility %}``: the forms of
+    :func:`whos_online_visibility`'s values."""
+    return visibility_html(whos_online_visibility(context))
+
+
+def visibility_html(values: dict[str, Any]) -> SafeString:
+    """The visibility forms: the viewer's path and CSRF token put in."""
+    return template_html(
+        VISIBILITY,
+        values,
+        parts=(CHOICE,),
+        personal=("csrf_token", "next"),
+        translated=True,
+    )
+
+
 def whos_online_visibility(context: Context) -> dict[str, Any]:
     """For a logged-in user: a button to appear offline, or online again,
     and one to hide when they were last seen, or show it again (each a POST
