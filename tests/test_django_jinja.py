@@ -308,3 +308,24 @@ def test_every_function_and_filter_is_rendered_here() -> None:
         assert f"{name}(" in written
     for name in FILTERS:
         assert f"|{name}" in written
+
+
+@pytest.mark.usefixtures("online")
+def test_a_site_whose_django_jinja_matches_every_html_name_renders_the_widget(
+    settings: SettingsWrapper,
+) -> None:
+    """The app's own templates are Django templates, rendered by Django's
+    engine whatever else a site's first backend matches."""
+    settings.TEMPLATES[0]["OPTIONS"] |= {
+        "match_extension": ".html",
+        "match_regex": None,
+    }
+    settings.TEMPLATES = settings.TEMPLATES
+    request = request_of(AnonymousUser())
+    html = jinja(
+        "{{ whos_online() }}{{ whos_online_decorate() }}"
+        "{{ whos_online_heartbeat() }}{{ whos_online_visibility() }}",
+        request,
+    )
+    assert "alice" in html
+    assert "data-whos-online-decorate" in html

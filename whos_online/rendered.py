@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from django.http import HttpRequest
-from django.template.loader import get_template, render_to_string
+from django.template import Context, Engine, RequestContext
 from django.utils import timezone, translation
 from django.utils.html import conditional_escape, format_html
 from django.utils.safestring import SafeString
@@ -158,18 +158,35 @@ def _once(
 
 
 def _render_values(name: str, values: dict[str, Any]) -> SafeString:
-    return SafeString(render_to_string(name, values))
+    return _render_django(name, values, None)
 
 
 def _render(roster: Roster, request: HttpRequest | None) -> SafeString:
-    return SafeString(render_to_string(WIDGET, {"roster": roster}, request))
+    return _render_django(WIDGET, {"roster": roster}, request)
+
+
+def _render_django(
+    name: str, values: dict[str, Any], request: HttpRequest | None
+) -> SafeString:
+    """The app's template ``name``, a Django template, by Django's engine
+    (whatever a site's first backend matches), as an inclusion tag renders
+    it; with the request's context processors where one is given."""
+    template = Engine.get_default().get_template(name)
+    autoescape = template.engine.autoescape
+    context = (
+        Context(values, autoescape=autoescape)
+        if request is None
+        else RequestContext(request, values, autoescape=autoescape)
+    )
+    return SafeString(template.render(context))
 
 
 def _templates_are_ours(names: tuple[str, ...] = PARTS) -> bool:
     """Whether the templates ``names`` are the app's own, which show nothing
     of the request, not a site's copy."""
     return all(
-        Path(get_template(name).origin.name).resolve() == OURS / name  # type: ignore[attr-defined]
+        Path(Engine.get_default().get_template(name).origin.name).resolve()
+        == OURS / name
         for name in names
     )
 
