@@ -36,7 +36,13 @@ from jinja2.ext import Extension
 from jinja2.runtime import Context as JinjaContext
 from markupsafe import Markup
 
-from whos_online.rendered import box_html, count_text, template_html
+from whos_online.rendered import (
+    box_html,
+    count_text,
+    decorate_html,
+    heartbeat_html,
+    visibility_html,
+)
 from whos_online.statuses import UserPresence
 from whos_online.store import Counts
 from whos_online.templatetags import whos_online as tags
@@ -106,7 +112,7 @@ def online_badge(user: Any) -> Markup:
 def whos_online_heartbeat(context: JinjaContext) -> Markup:
     """``{{ whos_online_heartbeat() }}``: keeps a logged-in user's status exact."""
     values = tags.whos_online_heartbeat(_django(context))
-    return Markup(template_html(tags.HEARTBEAT, values))
+    return Markup(heartbeat_html(values))
 
 
 @pass_context
@@ -122,7 +128,7 @@ def whos_online_decorate(refresh: int = 0) -> Markup:
     """``{{ whos_online_decorate() }}``: badges and "N viewing" on pages
     whose templates the site does not own."""
     values = tags.whos_online_decorate(refresh)
-    return Markup(template_html(tags.DECORATE, values))
+    return Markup(decorate_html(values))
 
 
 @pass_context
@@ -136,7 +142,7 @@ def room_token(context: JinjaContext, room: str | Model) -> str:
 def whos_online_visibility(context: JinjaContext) -> Markup:
     """``{{ whos_online_visibility() }}``: the "Appear offline" button."""
     values = tags.whos_online_visibility(_django(context))
-    return Markup(tags.visibility_html(values))
+    return Markup(visibility_html(values))
 
 
 @pass_context

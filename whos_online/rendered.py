@@ -129,6 +129,33 @@ def template_html(
     return SafeString(text)
 
 
+HEARTBEAT = "whos_online/heartbeat.html"
+DECORATE = "whos_online/decorate.html"
+VISIBILITY = "whos_online/visibility.html"
+CHOICE = "whos_online/choice.html"
+
+
+def heartbeat_html(values: dict[str, Any]) -> SafeString:
+    """``{% whos_online_heartbeat %}``: its token put in."""
+    return template_html(HEARTBEAT, values)
+
+
+def decorate_html(values: dict[str, Any]) -> SafeString:
+    """``{% whos_online_decorate %}``: the same for every page."""
+    return template_html(DECORATE, values)
+
+
+def visibility_html(values: dict[str, Any]) -> SafeString:
+    """``{% whos_online_visibility %}``: the viewer's token and path put in."""
+    return template_html(
+        VISIBILITY,
+        values,
+        parts=(CHOICE,),
+        personal=("csrf_token", "next"),
+        translated=True,
+    )
+
+
 # What stands for a viewer's own value in HTML rendered for anyone: nothing
 # a page shows could write it.
 MARK = f"whos-online-{secrets.token_hex(8)}"

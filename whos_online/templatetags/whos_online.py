@@ -27,8 +27,10 @@ from whos_online.rendered import (
     Count,
     box_html,
     count_text,
+    decorate_html,
+    heartbeat_html,
     is_approximate,
-    template_html,
+    visibility_html,
     widget_html,
 )
 from whos_online.rooms import join_named_room, room_name, rooms_of_page
@@ -49,10 +51,6 @@ register = template.Library()
 
 COUNTS = ("people", "total", "users", "hidden", "guests", "bots")
 REFRESH_JS = "whos_online/refresh.js"
-HEARTBEAT = "whos_online/heartbeat.html"
-DECORATE = "whos_online/decorate.html"
-VISIBILITY = "whos_online/visibility.html"
-CHOICE = "whos_online/choice.html"
 
 
 register.filter("count_text", count_text)
@@ -66,7 +64,6 @@ def whos_online_box(
     refresh: int | str = 0,
     heading: int | str = 2,
 ) -> SafeString:
-    """``{% whos_online %}``: the box of :func:`whos_online`'s values."""
     return box_html(whos_online(context, limit, room, refresh, heading))
 
 
@@ -220,9 +217,7 @@ def minutes_since(value: datetime | None, now: datetime | None = None) -> int | 
 
 @register.simple_tag(takes_context=True, name="whos_online_heartbeat")
 def whos_online_heartbeat_script(context: Context) -> SafeString:
-    """``{% whos_online_heartbeat %}``: the script of
-    :func:`whos_online_heartbeat`'s values."""
-    return template_html(HEARTBEAT, whos_online_heartbeat(context))
+    return heartbeat_html(whos_online_heartbeat(context))
 
 
 def whos_online_heartbeat(context: Context) -> dict[str, Any]:
@@ -260,9 +255,7 @@ def whos_online_beacon(
 
 @register.simple_tag(name="whos_online_decorate")
 def whos_online_decorate_script(refresh: int | str = 0) -> SafeString:
-    """``{% whos_online_decorate %}``: the script of
-    :func:`whos_online_decorate`'s values."""
-    return template_html(DECORATE, whos_online_decorate(refresh))
+    return decorate_html(whos_online_decorate(refresh))
 
 
 def whos_online_decorate(refresh: int | str = 0) -> dict[str, Any]:
@@ -294,20 +287,7 @@ def room_token(context: Context, room: str | Model) -> str:
 
 @register.simple_tag(takes_context=True, name="whos_online_visibility")
 def whos_online_visibility_forms(context: Context) -> SafeString:
-    """``{% whos_online_visibility %}``: the forms of
-    :func:`whos_online_visibility`'s values."""
     return visibility_html(whos_online_visibility(context))
-
-
-def visibility_html(values: dict[str, Any]) -> SafeString:
-    """The visibility forms: the viewer's path and CSRF token put in."""
-    return template_html(
-        VISIBILITY,
-        values,
-        parts=(CHOICE,),
-        personal=("csrf_token", "next"),
-        translated=True,
-    )
 
 
 def whos_online_visibility(context: Context) -> dict[str, Any]:
