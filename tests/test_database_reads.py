@@ -79,6 +79,20 @@ def test_a_choice_taken_in_this_process_shows_on_its_next_page_at_once(
     assert "alice" not in bobs.get("/busy-page/").content.decode()
 
 
+def test_a_users_own_choice_read_on_their_page_is_what_the_next_guest_sees(
+    settings: SettingsWrapper, alice: User, bob: User
+) -> None:
+    settings.WHOS_ONLINE_SNAPSHOT_MAX_AGE = 30
+    for user in (alice, bob):
+        presence.record_user(user.pk)
+    assert "alice" in Client().get("/busy-page/").content.decode()
+    Visibility.objects.create(user=alice, invisible=True)  # from another process
+    alices = Client()
+    alices.force_login(alice)
+    alices.get("/busy-page/")  # her own page reads her choice anew
+    assert "alice" not in Client().get("/busy-page/").content.decode()
+
+
 def test_a_users_page_with_the_widget_and_the_toggle_reads_the_choices_once(
     settings: SettingsWrapper, alice: User, bob: User
 ) -> None:

@@ -307,6 +307,11 @@ class State:
         # User pk -> (read at, invisible, hides last seen): their choices as
         # the database said, reused like the users for the gate's pages.
         self.choices: BoundedMemo[str, tuple[float, bool, bool]] = BoundedMemo(10_000)
+        # A list of user pks -> (oldest read at, their Choices): what pages
+        # made for nobody logged in were told of one snapshot's users.
+        self.chosen: BoundedMemo[tuple[object, ...], tuple[float, Any]] = BoundedMemo(
+            256
+        )
         # What a roster was made from (its shared snapshot's id, the limit,
         # the kind of viewer, the users' choices) -> (that snapshot, the
         # roster), reused while the snapshot is shared; and with language

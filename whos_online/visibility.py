@@ -20,7 +20,7 @@ import contextlib
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 from django.contrib.auth import get_user_model
 from django.core.exceptions import ValidationError
@@ -56,33 +56,68 @@ def choices_among(
     With ``reused_for`` (seconds), what this process read of a user within
     that long is taken again, but ``fresh``'s choice (the viewer's own) is
     read anew: no query when every user's choice is that recent."""
+    wanted = list(pks)
+    chosen = get_store().state.chosen
+    # Pages made for nobody logged in ask about one snapshot's users, the
+    # same list page after page: what was made of it is taken whole, for
+    # as long as the oldest choice in it may be reused.
+    whole = tuple(wanted) if reused_for > 0 and fresh is None else None
+    if whole is not None:
+        kept = chosen.get(whole)
+        if kept is not None and time.monotonic() - kept[0] < reused_for:
+            return cast(Choices, kept[1])
+    found, read_at = _choices(wanted, reused_for, fresh)
+    if whole is not None and read_at is not None:
+        chosen.put(whole, (read_at, found))
+    return found
+
+
+def _choices(
+    pks: list[object], reused_for: float, fresh: str | None
+) -> tuple[Choices, float | None]:
+    """What the users ``pks`` chose, and when the oldest of it was read
+    (``None`` when nothing was, or the database could not say)."""
     memo = get_store().state.choices
     known: dict[str, tuple[bool, bool]] = {}
     others: list[object] = []
-    now = time.monotonic()
+    now = oldest = time.monotonic()
     for pk in pks:  # what the memo holds are primary keys already
         if reused_for > 0 and isinstance(pk, str) and pk != fresh:
             read = memo.get(pk)
             if read is not None and now - read[0] < reused_for:
                 known[pk] = read[1:]
+                if read[0] < oldest:
+                    oldest = read[0]
                 continue
         others.append(pk)
     missing = primary_keys([*others, *([] if fresh is None else [fresh])])
     missing = [pk for pk in dict.fromkeys(missing) if pk not in known]
     if not known and not missing:
-        return Choices()
+        return Choices(), None
     wanted = [*known, *missing]
     if missing:
         read_now = _read(missing)
         if read_now is None:
-            return Choices(frozenset(wanted), frozenset(wanted))
+            return Choices(frozenset(wanted), frozenset(wanted)), None
         now = time.monotonic()
         for pk in missing:
-            known[pk] = memo.put(pk, (now, *read_now.get(pk, (False, False))))[1:]
-    return Choices(
+            known[pk] = _learn(pk, (now, *read_now.get(pk, (False, False))))
+    found = Choices(
         frozenset(pk for pk, (invisible, _) in known.items() if invisible),
         frozenset(pk for pk, (_, hides) in known.items() if hides),
     )
+    return found, oldest
+
+
+def _learn(pk: str, read: tuple[float, bool, bool]) -> tuple[bool, bool]:
+    """Keep what the database said ``pk`` chose; a choice that changed
+    since this process last read it is shown on its next page, whoever's."""
+    state = get_store().state
+    before = state.choices.get(pk)
+    if before is not None and before[1:] != read[1:]:
+        state.chosen.clear()
+    state.choices.put(pk, read)
+    return read[1], read[2]
 
 
 def _read(pks: list[str]) -> dict[str, tuple[bool, bool]] | None:
@@ -197,6 +232,7 @@ def forget_choices(user: Any) -> None:
     snapshots: its next page shows what they chose now."""
     state = get_store().state
     state.choices.pop(str(user.pk), None)
+    state.chosen.clear()
     state.snapshots.clear()
 
 
