@@ -136,6 +136,7 @@ SAME_AS_DJANGO = [
     ("{{ online_badge(alice) }}", "{% online_badge alice %}"),
     ("{{ whos_online_beacon() }}", "{% whos_online_beacon %}"),
     ("{{ whos_online_decorate(refresh=30) }}", "{% whos_online_decorate refresh=30 %}"),
+    ("{{ whos_online_stylesheet() }}", "{% whos_online_stylesheet %}"),
     (
         "{{ alice|online_status }} {{ bob|online_status }}",
         "{{ alice|online_status }} {{ bob|online_status }}",

@@ -121,6 +121,13 @@ def test_count_text_says_a_count_as_the_pages_do() -> None:
     assert jinja(source, request_of(AnonymousUser()), counts=counts) == "1"
 
 
+def test_the_stylesheet_link_is_the_django_tags() -> None:
+    request = request_of(AnonymousUser())
+    django_link = django("{% whos_online_stylesheet %}", request)
+    assert jinja("{{ whos_online_stylesheet() }}", request) == django_link
+    assert 'rel="stylesheet"' in django_link
+
+
 @pytest.mark.usefixtures("online")
 def test_presence_list_follows_who_may_see_whom(
     alice: User, bob: User, staff: User

@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 from django.core.files.storage import Storage
+from django.template import Context, Template
 from django.test import Client
 from django.urls import set_script_prefix
 from pytest_django.fixtures import Settings as SettingsWrapper
@@ -93,3 +94,36 @@ def test_a_script_of_a_storage_that_signs_its_urls_is_signed_afresh_each_page(
     first, second = script_url(thread_page()), script_url(thread_page())
     assert first.startswith("https://bucket.example.com/whos_online/refresh.js?")
     assert first != second
+
+
+def stylesheet_tag() -> str:
+    return Template("{% load whos_online %}{% whos_online_stylesheet %}").render(
+        Context()
+    )
+
+
+def test_the_stylesheet_tag_links_the_stylesheet_where_static_says(
+    settings: SettingsWrapper,
+) -> None:
+    expected = '<link rel="stylesheet" href="{}">'
+    settings.STATIC_URL = "/static/"
+    assert stylesheet_tag() == expected.format("/static/whos_online/whos_online.css")
+    settings.STATIC_URL = "https://cdn.example.com/assets/"
+    css = "https://cdn.example.com/assets/whos_online/whos_online.css"
+    assert stylesheet_tag() == expected.format(css)
+
+
+def test_the_stylesheet_of_a_storage_that_signs_its_urls_is_signed_afresh(
+    settings: SettingsWrapper,
+) -> None:
+    settings.INSTALLED_APPS = [*settings.INSTALLED_APPS, "django.contrib.staticfiles"]
+    storage = {"BACKEND": f"{__name__}.SignedStorage"}
+    settings.STORAGES = settings.STORAGES | {"staticfiles": storage}
+    first, second = stylesheet_tag(), stylesheet_tag()
+    assert 'href="https://bucket.example.com/whos_online/whos_online.css?' in first
+    assert first != second
+
+
+def test_a_stylesheet_url_is_escaped_in_its_link(settings: SettingsWrapper) -> None:
+    settings.STATIC_URL = '/static/"><script>/'
+    assert "<script>" not in stylesheet_tag()

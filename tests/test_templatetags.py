@@ -232,6 +232,15 @@ def test_refresh_is_left_out_where_the_urls_are_not_included(
     assert "whos-online-widget" in html
 
 
+def test_a_room_widget_is_shown_without_its_scripts_where_the_urls_are_not_included(
+    settings: SettingsWrapper,
+) -> None:
+    settings.ROOT_URLCONF = "tests.urls_without_whos_online"
+    html = Client().get("/thread/1/").content.decode()
+    assert "<script" not in html
+    assert "whos-online-widget" in html
+
+
 @pytest.mark.parametrize(
     ("kind", "expected"),
     [

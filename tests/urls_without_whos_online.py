@@ -4,6 +4,6 @@ from __future__ import annotations
 
 from django.urls import path
 
-from tests.urls import page
+from tests.urls import page, thread
 
-urlpatterns = [path("", page)]
+urlpatterns = [path("", page), path("thread/<int:pk>/", thread)]

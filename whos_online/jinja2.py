@@ -41,6 +41,7 @@ from whos_online.rendered import (
     count_text,
     decorate_html,
     heartbeat_html,
+    minutes_since,
     visibility_html,
 )
 from whos_online.statuses import UserPresence
@@ -131,6 +132,12 @@ def whos_online_decorate(refresh: int = 0) -> Markup:
     return Markup(decorate_html(values))
 
 
+def whos_online_stylesheet() -> Markup:
+    """``{{ whos_online_stylesheet() }}``: the ``<link>`` of the app's
+    stylesheet."""
+    return Markup(tags.whos_online_stylesheet())
+
+
 @pass_context
 def room_token(context: JinjaContext, room: str | Model) -> str:
     """``data-whos-online-viewing="{{ room_token(topic) }}"``: an element
@@ -171,6 +178,7 @@ GLOBALS = {
     "whos_online_beacon": whos_online_beacon,
     "whos_online_visibility": whos_online_visibility,
     "whos_online_decorate": whos_online_decorate,
+    "whos_online_stylesheet": whos_online_stylesheet,
     "room_token": room_token,
     "who_is_online_page": who_is_online_page,
 }
@@ -179,7 +187,7 @@ FILTERS = {
     "online_status": tags.online_status,
     "last_seen": tags.last_seen,
     "last_seen_label": tags.last_seen_label,
-    "minutes_since": tags.minutes_since,
+    "minutes_since": minutes_since,
     "count_text": count_text,
 }
 

@@ -20,7 +20,10 @@ from __future__ import annotations
 
 import functools
 import secrets
+import time
 from collections.abc import Callable, Hashable
+from datetime import datetime
+from datetime import timezone as dt_timezone
 from pathlib import Path
 from typing import Any
 
@@ -110,23 +113,27 @@ def template_html(
     time, escaped as the template would have. A site's own copy of any of
     the templates renders for each call."""
     own = {field: values[field] for field in personal if values.get(field) is not None}
-    marked = {field: f"{MARK}-{field}" for field in own}
-    shared = {key: value for key, value in values.items() if key not in own}
+    shown = values | {field: f"{MARK}-{field}" for field in own} if own else values
     language = translation.get_language() if translated else None
-    key = (name, language, *shared.values())
     html = _once(
-        key,
+        (name, language, *shown.values()),
         None,
         (name, *parts),
-        shared=functools.partial(_render_values, name, shared | marked),
-        alone=functools.partial(_render_values, name, values),
+        shared=lambda: _render_values(name, shown),
+        alone=lambda: _render_values(name, values),
     )
     if not own:
         return html
     text = str(html)
     for field, value in own.items():
-        text = text.replace(marked[field], conditional_escape(value))
+        text = text.replace(shown[field], conditional_escape(value))
     return SafeString(text)
+
+
+@functools.lru_cache(maxsize=16)
+def stylesheet_html(url: str) -> SafeString:
+    """``{% whos_online_stylesheet %}``: the app's stylesheet at ``url``."""
+    return format_html('<link rel="stylesheet" href="{}">', url)
 
 
 HEARTBEAT = "whos_online/heartbeat.html"
@@ -257,3 +264,15 @@ def _as_text(value: int, approximate: bool) -> str:
     if approximate:
         return gettext("about %(count)s") % {"count": value}
     return str(value)
+
+
+def minutes_since(value: datetime | None, now: datetime | None = None) -> int | None:
+    """``{{ row.last_seen|minutes_since:roster.now }}``: whole minutes from
+    ``value`` (an aware datetime) to ``now`` (a roster's ``now`` is Redis'
+    time; default: this server's clock), never below 0; ``None`` for
+    ``None``. Lets a template say "just now" for 0 and choose a plural for
+    the rest (see ``whos_online/staff_table.html``)."""
+    if value is None:
+        return None
+    elapsed = (now or datetime.fromtimestamp(time.time(), dt_timezone.utc)) - value
+    return max(int(elapsed.total_seconds() // 60), 0)

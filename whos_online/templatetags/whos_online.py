@@ -8,8 +8,7 @@ costs at most one Redis round trip and never raises when Redis is down.
 from __future__ import annotations
 
 import functools
-import time
-from datetime import datetime, timezone
+from datetime import datetime
 from typing import Any
 
 from django import template
@@ -30,6 +29,8 @@ from whos_online.rendered import (
     decorate_html,
     heartbeat_html,
     is_approximate,
+    minutes_since,
+    stylesheet_html,
     visibility_html,
     widget_html,
 )
@@ -54,6 +55,7 @@ REFRESH_JS = "whos_online/refresh.js"
 
 
 register.filter("count_text", count_text)
+register.filter("minutes_since", minutes_since)
 
 
 @register.simple_tag(takes_context=True, name="whos_online")
@@ -200,19 +202,6 @@ def last_seen(user: Any) -> datetime | None:
     user. A user not online costs a round trip of their own: for many, use
     ``{% presence_list %}``."""
     return seen_of(user).last_seen if _is_user(user) else None
-
-
-@register.filter
-def minutes_since(value: datetime | None, now: datetime | None = None) -> int | None:
-    """``{{ row.last_seen|minutes_since:roster.now }}``: whole minutes from
-    ``value`` (an aware datetime) to ``now`` (a roster's ``now`` is Redis'
-    time; default: this server's clock), never below 0; ``None`` for
-    ``None``. Lets a template say "just now" for 0 and choose a plural for
-    the rest (see ``whos_online/staff_table.html``)."""
-    if value is None:
-        return None
-    elapsed = (now or datetime.fromtimestamp(time.time(), timezone.utc)) - value
-    return max(int(elapsed.total_seconds() // 60), 0)
 
 
 @register.simple_tag(takes_context=True, name="whos_online_heartbeat")
@@ -390,10 +379,18 @@ def _here(context: Context, room: str | None) -> dict[str, Any] | None:
     """What the refresh script of a page in ``room`` needs to keep its tab
     there while it is open: the endpoint, a token of the room, how often."""
     request = context.get("request")
-    url = links.endpoint("whos_online:here")
-    if room is None or url is None or not isinstance(request, HttpRequest):
+    if room is None or not isinstance(request, HttpRequest):
         return None
     if room not in rooms_of_page(request):
         return None
+    url = links.endpoint("whos_online:here")
+    if url is None:
+        return None
     token = make_room_token(room, _viewer(context))
     return {"url": url, "token": token, "seconds": get_config().tab_seconds}
+
+
+@register.simple_tag
+def whos_online_stylesheet() -> SafeString:
+    """The ``<link>`` of the app's stylesheet, its URL worked out once."""
+    return stylesheet_html(links.script("whos_online/whos_online.css"))
