@@ -378,10 +378,7 @@ class Gate:
 
 def grade_of(ago: float) -> Grade:
     """How long ago, roughly."""
-    for within, grade in GRADES:
-        if ago < within:
-            return grade
-    return "long-ago"
+    return next((grade for within, grade in GRADES if ago < within), "long-ago")
 
 
 def grade_label(grade: Grade | None) -> str:
