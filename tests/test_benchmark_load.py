@@ -4,6 +4,8 @@ in the same round, and its visitors keep cookies as browsers do
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -11,8 +13,13 @@ import pytest
 # benchmarks/ is in the repository, not in the sdist that ships the tests.
 pytest.importorskip("benchmarks.load_report")
 
+from benchmarks import load_tags  # noqa: E402
 from benchmarks.load_client import Visitor, percentile  # noqa: E402
 from benchmarks.load_report import capacity_rows, rows, sweep_rows  # noqa: E402
+from whos_online.templatetags import whos_online as the_apps_tags  # noqa: E402
+
+ROOT = Path(__file__).resolve().parent.parent
+TAG = re.compile(r"{%\s*(\w+)")
 
 
 def figures(rate: float, p50: float | None, p99: float | None) -> dict[str, Any]:
@@ -122,3 +129,10 @@ def test_the_sweep_shows_each_rates_median_p99_beside_the_floors() -> None:
         ["100/s", "12.0 ms", "22.0 ms"],
         ["200/s", "40.0 ms", "150.0 ms (1 round answered nothing)"],
     ]
+
+
+def test_the_site_without_the_app_has_every_tag_of_the_app_the_example_uses() -> None:
+    templates = (ROOT / "example_project" / "templates").rglob("*.html")
+    written = {tag for page in templates for tag in TAG.findall(page.read_text())}
+    used = written & set(the_apps_tags.register.tags)
+    assert used - set(load_tags.register.tags) == set()
