@@ -52,3 +52,9 @@ LOGGING = {
     "handlers": {"stderr": {"class": "logging.StreamHandler"}},
     "loggers": {"django.request": {"handlers": ["stderr"], "level": "ERROR"}},
 }
+
+# benchmarks/streams.py counts the full garbage collections of its workers.
+if os.environ.get("BENCH_GC_LOG"):
+    from benchmarks.gc_log import install
+
+    install(os.environ["BENCH_GC_LOG"])

@@ -1,38 +1,43 @@
 """Issue 36's live run: N open streams (``whos-online/stream/``) on one
-uvicorn worker serving the example project, against the same N tabs
-polling the widget every 30 s; writes docs/benchmarks/streams.md and
-streams.json.
+uvicorn worker serving the example project (or on several, ``--workers``),
+against the same N tabs polling the widget every 30 s; writes
+docs/benchmarks/streams.md and streams.json.
 
     .venv/bin/python benchmarks/streams.py                     # make bench-streams
-    .venv/bin/python benchmarks/streams.py --streams 1000,10000
+    .venv/bin/python benchmarks/streams.py --streams 1000,10000 --workers 1,2
     .venv/bin/python benchmarks/streams.py --quick --out DIR   # make bench-smoke
 
 It starts a redis-server of its own on a free loopback port, and for each
-round a fresh uvicorn (one worker, ``benchmarks/load_settings.py``'s site,
-a SQLite file in a scratch folder) on another. Each round:
+round a fresh uvicorn (``benchmarks/load_settings.py``'s site, a SQLite
+file in a scratch folder) on another. Each round:
 
-1. the worker is warmed up (a page, a stream opened and closed, the widget
-   fragment), and its RSS read from /proc;
+1. the workers are warmed up (a page, a stream opened and closed, the
+   widget fragment), and their RSS read from /proc;
 2. N clients open a stream each (raw HTTP/1.1 on a connection of their own,
    as visitors who are not logged in: they share one rendering of each
    change) and read its first event; the RSS again: (after - before) / N is
    the memory of an open stream;
-3. a quiet window: the worker's CPU with every stream open and nothing
+3. a quiet window: the workers' CPU with every stream open and nothing
    happening (keep-alives only);
 4. joins, one at a time: this process records a new guest through the
    store (as the middleware does for a page), and waits until every client
    has had the event it causes; from the record to each client's event is
-   a delay (p50/p99 over all clients and joins); the worker's CPU over the
-   joins (from /proc/PID/stat) divided by them is its CPU per join event;
+   a delay (p50/p99 over all clients and joins); the workers' CPU over the
+   joins (from /proc/PID/stat) divided by them is the CPU per join event;
+   each worker logs CPython's full garbage collections
+   (``benchmarks/gc_log.py``), and those that began among the joins are
+   counted, with how long each took;
 5. the streams closed, N tabs polling: the widget fragment
    (``whos-online/widget/``) requested at N / 30 a second, open-loop, for a
-   few seconds: the worker's CPU a request and the requests a second that
+   few seconds: the workers' CPU a request and the requests a second that
    N polling tabs send, which the streams save.
 
-The clients run in this process, on the same two cores as the worker and
-Redis: their reading is part of the delay measured. With ``--pinned`` the
-worker has a core of its own, as in a deployment where the readers are
-elsewhere, and the clients and Redis share the others.
+The clients run in this process, on the same two cores as the workers and
+Redis: their reading is part of the delay measured, so once the streams are
+open they are read from one epoll in plain Python, a few µs an event
+(``benchmarks/streams_clients.py``). With ``--pinned`` the one worker has a
+core of its own, as in a deployment where the readers are elsewhere, and
+the clients and Redis share the others.
 """
 
 from __future__ import annotations
@@ -40,34 +45,40 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import itertools
 import json
 import os
 import resource
 import signal
+import statistics
 import subprocess
 import sys
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
 from typing import Any, NamedTuple
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from benchmarks import gc_log  # noqa: E402
 from benchmarks.bench import ROOT, described, log, redis_server, save, scratch  # noqa: E402
 from benchmarks.load_client import percentile  # noqa: E402
+from benchmarks.streams_clients import (  # noqa: E402
+    FRAGMENT,
+    get,
+    open_streams,
+    poll,
+)
 
 DOCS = ROOT / "docs" / "benchmarks"
-STREAM = "/whos-online/stream/"
-FRAGMENT = "/whos-online/widget/"
-POLL_SECONDS = 30  # how often a tab that cannot stream asks
 FULL: dict[str, Any] = {
     "streams": [1_000],
     "rounds": 3,
     "joins": 10,
     "quiet": 5,
     "poll": 10,
+    "workers": [1],
 }
 QUICK: dict[str, Any] = {
     "streams": [50],
@@ -75,6 +86,7 @@ QUICK: dict[str, Any] = {
     "joins": 3,
     "quiet": 1,
     "poll": 2,
+    "workers": [1],
 }
 # uvicorn's event loop and HTTP parser, named: it would take uvloop and
 # httptools by itself wherever they are installed.
@@ -82,31 +94,30 @@ SERVERS = {
     False: ["--loop", "asyncio", "--http", "h11"],
     True: ["--loop", "uvloop", "--http", "httptools"],
 }
-# Streams being opened at once: a burst of page loads, not a SYN flood.
-OPENING = 100
 # Seconds a join's event may take to reach every client before the round
 # counts the rest as missed.
 DEADLINE = 30.0
-# The one visitor whose tabs the streams are (the load generator stands for
-# the site's one proxy, which sends it in X-Forwarded-For).
-VISITOR = "192.0.2.1"
 
 
-def cpu_seconds(pid: int) -> float:
-    """User and system CPU seconds of a process, its threads included."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+def cpu_seconds(pids: list[int]) -> float:
+    """User and system CPU seconds of processes, their threads included."""
+    ticks = 0
+    for pid in pids:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        ticks += int(fields[11]) + int(fields[12])
+    return ticks / os.sysconf("SC_CLK_TCK")
 
 
-def status(pid: int) -> dict[str, int]:
-    """The resident memory (bytes) and threads of a process."""
-    found = {}
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        name, _, value = line.partition(":")
-        if name == "VmRSS":
-            found["rss"] = int(value.split()[0]) * 1024
-        elif name == "Threads":
-            found["threads"] = int(value)
+def status(pids: list[int]) -> dict[str, int]:
+    """The resident memory (bytes) and threads of processes, together."""
+    found = {"rss": 0, "threads": 0}
+    for pid in pids:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            name, _, value = line.partition(":")
+            if name == "VmRSS":
+                found["rss"] += int(value.split()[0]) * 1024
+            elif name == "Threads":
+                found["threads"] += int(value)
     return found
 
 
@@ -114,25 +125,55 @@ class Server(NamedTuple):
     port: int
     pid: int
     log: Path
+    workers: int
+    gc_log: Path
+
+    def worker_pids(self) -> list[int]:
+        """The processes that serve: uvicorn itself with one worker, else
+        the workers its supervisor spawned (once all have started)."""
+        if self.workers == 1:
+            return [self.pid]
+        for _ in range(300):
+            children = Path(f"/proc/{self.pid}/task/{self.pid}/children")
+            pids = [int(pid) for pid in children.read_text().split()]
+            spawned = [pid for pid in pids if b"spawn_main" in _cmdline(pid)]
+            if len(spawned) == self.workers:
+                return spawned
+            time.sleep(0.1)
+        raise SystemExit(f"uvicorn did not start {self.workers} workers")
+
+
+def _cmdline(pid: int) -> bytes:
+    with contextlib.suppress(OSError):
+        return Path(f"/proc/{pid}/cmdline").read_bytes()
+    return b""
 
 
 @contextlib.contextmanager
 def uvicorn(
-    env: dict[str, str], workdir: Path, n: int, standard: bool, core: int | None
+    env: dict[str, str],
+    workdir: Path,
+    n: int,
+    params: dict[str, Any],
+    workers: int,
+    core: int | None,
 ) -> Iterator[Server]:
-    """One uvicorn worker (no supervisor: the process is the worker) serving
-    the example project through its asgi.py: on asyncio's loop and h11, or,
-    ``standard``, on what ``uvicorn[standard]`` installs (uvloop, httptools);
-    on ``core`` alone if one is given."""
+    """uvicorn serving the example project through its asgi.py, one worker
+    (no supervisor: the process is the worker) or ``workers`` under its
+    supervisor: on asyncio's loop and h11, or, ``params["standard"]``, on
+    what ``uvicorn[standard]`` installs (uvloop, httptools); on ``core``
+    alone if one is given. Each worker logs its full garbage collections."""
     from tests.redis_servers import free_port
 
     port = free_port()
     command = [sys.executable, "-m", "uvicorn", "example_project.asgi:application"]
-    command += ["--host", "127.0.0.1", "--port", str(port), "--workers", "1"]
+    command += ["--host", "127.0.0.1", "--port", str(port), "--workers", str(workers)]
     command += ["--app-dir", str(ROOT / "example_project"), "--no-access-log"]
     command += ["--log-level", "warning", "--backlog", "4096"]
-    command += SERVERS[standard]
-    log_path = workdir / f"uvicorn-{n}.log"
+    command += SERVERS[params["standard"]]
+    log_path = workdir / f"uvicorn-{n}-{workers}.log"
+    gc_log = workdir / f"gc-{n}-{workers}.log"
+    env = env | {"BENCH_GC_LOG": str(gc_log)}
     with log_path.open("ab") as out:
         proc = subprocess.Popen(
             command,
@@ -143,7 +184,7 @@ def uvicorn(
             preexec_fn=None if core is None else partial(pin, core),
         )
     try:
-        yield Server(port, proc.pid, log_path)
+        yield Server(port, proc.pid, log_path, workers, gc_log)
     finally:
         os.killpg(proc.pid, signal.SIGTERM)
         try:
@@ -157,107 +198,6 @@ def pin(core: int) -> None:
     os.sched_setaffinity(0, {core})
 
 
-def request(port: int, path: str, address: str, close: bool = False) -> bytes:
-    lines = [f"GET {path} HTTP/1.1", f"Host: 127.0.0.1:{port}"]
-    lines += ["User-Agent: Mozilla/5.0 (X11; Linux x86_64; rv:128.0) Firefox/128.0"]
-    lines += ["Accept: text/event-stream" if path == STREAM else "Accept: */*"]
-    lines += ["Accept-Language: en-US,en;q=0.9", f"X-Forwarded-For: {address}"]
-    lines += ["Connection: close"] if close else []
-    return "\r\n".join([*lines, "", ""]).encode()
-
-
-async def get(port: int, path: str, address: str = VISITOR) -> int:
-    """One request on a connection of its own: the status."""
-    reader, writer = await asyncio.open_connection("127.0.0.1", port)
-    try:
-        writer.write(request(port, path, address, close=True))
-        head = await reader.readuntil(b"\r\n\r\n")
-        await reader.read()
-    finally:
-        writer.close()
-    return int(head.split()[1])
-
-
-@dataclass
-class Join:
-    """One recorded guest: when, and the clients that had its event."""
-
-    number: int
-    at: float
-    delays: list[float] = field(default_factory=list)
-    done: asyncio.Event = field(default_factory=asyncio.Event)
-
-
-@dataclass
-class Clients:
-    """The open streams; each hands the join under way its event's delay."""
-
-    n: int
-    opened: int = 0
-    failed: int = 0
-    ended: int = 0  # streams the server closed (dropped, or Redis lost)
-    ready: asyncio.Event = field(default_factory=asyncio.Event)
-    join: Join | None = None
-    tasks: list[asyncio.Task[None]] = field(default_factory=list)
-
-    async def client(self, port: int, address: str, gate: asyncio.Semaphore) -> None:
-        seen = 0  # the last join this client had an event of
-        try:
-            async with gate:
-                reader, writer = await asyncio.open_connection("127.0.0.1", port)
-                writer.write(request(port, STREAM, address))
-                head = await reader.readuntil(b"\r\n\r\n")
-                if int(head.split()[1]) != 200:
-                    raise ValueError(head.split(b"\r\n")[0].decode())
-                while b"id: " not in await reader.readuntil(b"\n\n"):
-                    pass
-        except (OSError, ValueError, asyncio.IncompleteReadError):
-            self.failed += 1
-            self.count()
-            return
-        self.count()
-        try:
-            while True:
-                chunk = await reader.read(65536)
-                if not chunk:
-                    self.ended += 1
-                    self.check()
-                    return
-                join = self.join
-                if join is not None and seen < join.number and b"id: " in chunk:
-                    seen = join.number
-                    join.delays.append(time.perf_counter() - join.at)
-                    self.check()
-        finally:
-            writer.close()
-
-    def check(self) -> None:
-        """The join under way is done when every stream still open had it."""
-        join = self.join
-        if join is not None and len(join.delays) >= self.opened - self.ended:
-            join.done.set()
-
-    def count(self) -> None:
-        self.opened += 1
-        if self.opened == self.n:
-            self.opened -= self.failed
-            self.ready.set()
-
-
-async def open_streams(port: int, n: int, new_guests: bool) -> Clients:
-    """N streams, as tabs of one visitor already counted (a stream opening
-    announces nothing), or, ``new_guests``, each of a visitor of its own
-    address whom it counts as they open: N joins at once."""
-    clients = Clients(n)
-    gate = asyncio.Semaphore(OPENING)
-    for i in range(n):
-        address = f"10.{i // 65536 % 256}.{i // 256 % 256}.{i % 256}"
-        address = address if new_guests else VISITOR
-        clients.tasks.append(asyncio.create_task(clients.client(port, address, gate)))
-    await clients.ready.wait()
-    return clients
-
-
 def record_guest(member: str) -> None:
     from whos_online.store import Sighting, get_store
 
@@ -265,41 +205,9 @@ def record_guest(member: str) -> None:
         raise SystemExit("the store did not record the guest")
 
 
-async def poll(port: int, n: int, seconds: float) -> dict[str, Any]:
-    """N tabs polling the fragment every 30 s, open-loop for ``seconds``:
-    N / 30 requests a second sent at fixed times."""
-    loop = asyncio.get_running_loop()
-    rate = n / POLL_SECONDS
-    count = max(1, round(rate * seconds))
-    start, latencies, errors = loop.time() + 0.05, [], 0
-
-    async def one(i: int, due: float) -> None:
-        nonlocal errors
-        try:
-            address = f"10.{i // 65536 % 256}.{i // 256 % 256}.{i % 256}"
-            code = await asyncio.wait_for(get(port, FRAGMENT, address), 60)
-        except (OSError, ValueError, asyncio.TimeoutError):
-            errors += 1
-            return
-        if code != 200:
-            errors += 1
-        else:
-            latencies.append((loop.time() - due) * 1e3)
-
-    tasks = []
-    for i in range(count):
-        due = start + i / rate
-        if (delay := due - loop.time()) > 0:
-            await asyncio.sleep(delay)
-        tasks.append(asyncio.create_task(one(i % n, due)))
-    await asyncio.gather(*tasks)
-    return {"requests": count, "rate": rate, "errors": errors, "latencies": latencies}
-
-
 async def one_round(
     server: Server, n: int, params: dict[str, Any], tag: str
 ) -> dict[str, Any]:
-    pid = server.pid
     for _ in range(300):
         with contextlib.suppress(OSError, ValueError, IndexError):
             if await get(server.port, "/about/") == 200:
@@ -310,45 +218,43 @@ async def one_round(
     # Warm: a stream opened and closed, the fragment, so what is measured
     # next is what each more stream or request costs.
     warm = await open_streams(server.port, 1, False)
-    for task in warm.tasks:
-        task.cancel()
-    await asyncio.gather(*warm.tasks, return_exceptions=True)
+    warm.close()
     for _ in range(3):
         await get(server.port, FRAGMENT)
     await asyncio.sleep(1)
-    before = status(pid)
+    pids = server.worker_pids()
+    before = status(pids)
 
     began = time.perf_counter()
     clients = await open_streams(server.port, n, params["new_guests"])
     opening = time.perf_counter() - began
     await asyncio.sleep(1)
-    after = status(pid)
+    after = status(pids)
 
-    cpu = cpu_seconds(pid)
+    cpu = cpu_seconds(pids)
     await asyncio.sleep(params["quiet"])
-    quiet_cpu = (cpu_seconds(pid) - cpu) / params["quiet"]
+    quiet_cpu = (cpu_seconds(pids) - cpu) / params["quiet"]
 
     delays: list[float] = []
     missed = 0
-    cpu, began = cpu_seconds(pid), time.perf_counter()
+    cpu, began = cpu_seconds(pids), time.perf_counter()
+    window = time.monotonic()
     for j in range(1, params["joins"] + 1):
-        join = clients.join = Join(j, time.perf_counter())
-        await asyncio.to_thread(record_guest, f"bench-{tag}-{j}")
-        with contextlib.suppress(asyncio.TimeoutError):
-            await asyncio.wait_for(join.done.wait(), DEADLINE)
-        delays += join.delays
-        missed += clients.opened - clients.ended - len(join.delays)
+        at = time.perf_counter()
+        record_guest(f"bench-{tag}-{j}")
+        heard = clients.hear(j, at, DEADLINE)
+        delays += heard
+        missed += len(clients.heard) - len(heard)
         await asyncio.sleep(0.5)  # past the streams' 250 ms between events
-    joins_cpu = cpu_seconds(pid) - cpu
+    joins_cpu = cpu_seconds(pids) - cpu
+    collections = gc_log.between(server.gc_log, window, time.monotonic())
     joins_seconds = time.perf_counter() - began
-    for task in clients.tasks:
-        task.cancel()
-    await asyncio.gather(*clients.tasks, return_exceptions=True)
+    clients.close()
     await asyncio.sleep(1)
 
-    cpu = cpu_seconds(pid)
+    cpu = cpu_seconds(pids)
     polled = await poll(server.port, n, params["poll"])
-    poll_cpu = cpu_seconds(pid) - cpu
+    poll_cpu = cpu_seconds(pids) - cpu
     return {
         "streams": n,
         "opened": clients.opened,
@@ -369,6 +275,10 @@ async def one_round(
         "delay_p50_ms": percentile(delays, 50) * 1e3 if delays else None,
         "delay_p99_ms": percentile(delays, 99) * 1e3 if delays else None,
         "delay_max_ms": max(delays) * 1e3 if delays else None,
+        "full_collections": len(collections),
+        "full_collection_ms": statistics.median(c.seconds for c in collections) * 1e3
+        if collections
+        else None,
         "events_missed": missed,
         "poll_rate": polled["rate"],
         "poll_requests": polled["requests"],
@@ -408,12 +318,14 @@ def run(params: dict[str, Any], workdir: Path) -> dict[str, Any]:
         set_up(env)
         rounds: dict[str, list[dict[str, Any]]] = {}
         for r in range(params["rounds"]):
-            for n in params["streams"]:
-                with uvicorn(env, workdir, n, params["standard"], core) as server:
-                    figures = asyncio.run(one_round(server, n, params, f"{n}-{r}"))
-                rounds.setdefault(str(n), []).append(figures)
+            for n, workers in itertools.product(params["streams"], params["workers"]):
+                with uvicorn(env, workdir, n, params, workers, core) as server:
+                    tag = f"{n}-{workers}-{r}"
+                    figures = asyncio.run(one_round(server, n, params, tag))
+                rounds.setdefault(column(n, workers), []).append(figures)
                 log(
-                    f"round {r + 1}/{params['rounds']}, {n} streams: {summary(figures)}"
+                    f"round {r + 1}/{params['rounds']}, {n} streams on {workers} "
+                    f"worker(s): {summary(figures)}"
                 )
         errors = {
             path.name: path.read_text(errors="replace")[-2000:]
@@ -423,6 +335,11 @@ def run(params: dict[str, Any], workdir: Path) -> dict[str, Any]:
     return {"rounds": rounds, "server_errors": errors}
 
 
+def column(n: int, workers: int) -> str:
+    """A column of the report: N streams, on one worker or ``N@workers``."""
+    return str(n) if workers == 1 else f"{n}@{workers}"
+
+
 def summary(f: dict[str, Any]) -> str:
     return (
         f"{f['opened']} open ({f['failed']} failed, {f['ended']} ended) "
@@ -430,7 +347,8 @@ def summary(f: dict[str, Any]) -> str:
         f"{f['kb_per_stream']:.1f} KiB each, {f['threads_after']} threads; "
         f"{f['cpu_ms_per_join']:.1f} ms CPU a join, delay p50 "
         f"{f['delay_p50_ms'] or 0:.0f} ms p99 {f['delay_p99_ms'] or 0:.0f} ms, "
-        f"missed {f['events_missed']}; polling "
+        f"missed {f['events_missed']}, {f['full_collections']} full collections; "
+        "polling "
         f"{f['poll_cpu_ms_per_request']:.2f} ms CPU a request"
     )
 
@@ -451,7 +369,7 @@ def environment(standard: bool) -> dict[str, str]:
         server = f"uvloop {version('uvloop')}, httptools {version('httptools')}"
     else:
         server = "h11, asyncio loop"
-    software += [f"uvicorn {version('uvicorn')} (one worker, {server})"]
+    software += [f"uvicorn {version('uvicorn')} ({server})"]
     return described(software)
 
 
@@ -462,6 +380,7 @@ def main() -> None:
     parser.add_argument("--streams", help="open streams, e.g. 1000,10000")
     parser.add_argument("--rounds", type=int, help="rounds of each N")
     parser.add_argument("--joins", type=int, help="joins a round")
+    parser.add_argument("--workers", help="uvicorn workers, e.g. 1,2 (default 1)")
     parser.add_argument(
         "--new-guests",
         action="store_true",
@@ -487,6 +406,8 @@ def main() -> None:
             params = params | {name: getattr(args, name)}
     params = params | {"new_guests": args.new_guests, "standard": args.standard}
     params = params | {"pinned": args.pinned}
+    if args.workers:
+        params = params | {"workers": [int(w) for w in args.workers.split(",")]}
     if args.from_json:
         results = json.loads(args.from_json.read_text())
     else:

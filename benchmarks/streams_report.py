@@ -6,7 +6,8 @@ import statistics
 from pathlib import Path
 from typing import Any
 
-from benchmarks.streams import DEADLINE, OPENING, POLL_SECONDS
+from benchmarks.streams import DEADLINE
+from benchmarks.streams_clients import OPENING, POLL_SECONDS
 
 ROWS = (
     ("kb_per_stream", "Worker memory an open stream (RSS growth ÷ N)", "KiB", 1),
@@ -18,6 +19,8 @@ ROWS = (
     ("delay_p50_ms", "Record → event at a client, p50", "ms", 0),
     ("delay_p99_ms", "Record → event at a client, p99", "ms", 0),
     ("delay_max_ms", "Record → event at a client, max", "ms", 0),
+    ("full_collections", "Full garbage collections among the joins", "", 0),
+    ("full_collection_ms", "… each, median", "ms", 0),
     ("ended", "Streams the worker ended (dropped)", "", 0),
     ("events_missed", f"Events not at a client within {DEADLINE:.0f} s", "", 0),
     ("poll_cpu_ms_per_request", "Polling: worker CPU a fragment request", "ms", 2),
@@ -35,6 +38,12 @@ def spread(values: list[float], unit: str, digits: int) -> str:
     unit = f" {unit}" if unit else ""
     low, mid, high = min(values), statistics.median(values), max(values)
     return f"{f(low)} / **{f(mid)}** / {f(high)}{unit}"
+
+
+def heading(column: str) -> str:
+    """``10000`` (one worker) or ``10000@2`` (two), as a column's heading."""
+    n, _, workers = column.partition("@")
+    return f"N = {int(n):,}" + (f", {workers} workers" if workers else "")
 
 
 def median(rounds: list[dict[str, Any]], key: str) -> float:
@@ -60,12 +69,13 @@ def write(results: dict[str, Any], out: Path) -> None:
         "",
         "## Streams, min / **median** / max over rounds",
         "",
-        "| Figure | " + " | ".join(f"N = {int(n):,}" for n in sizes) + " |",
+        "| Figure | " + " | ".join(heading(n) for n in sizes) + " |",
         "| --- | " + " | ".join("---" for _ in sizes) + " |",
     ]
     for key, label, unit, digits in ROWS:
         cells = [
-            spread([r[key] for r in results["rounds"][n]], unit, digits) for n in sizes
+            spread([r.get(key) for r in results["rounds"][n]], unit, digits)
+            for n in sizes
         ]
         lines.append(f"| {label} | " + " | ".join(cells) + " |")
     lines += ["", f"## Against N tabs polling every {POLL_SECONDS} s (medians)", ""]
@@ -76,14 +86,16 @@ def write(results: dict[str, Any], out: Path) -> None:
     ]
     for n in sizes:
         rounds = results["rounds"][n]
-        rate = int(n) / POLL_SECONDS
+        streams, _, workers = n.partition("@")
+        rate = int(streams) / POLL_SECONDS
         polling = rate * median(rounds, "poll_cpu_ms_per_request")  # ms/s
         quiet = median(rounds, "quiet_cpu_ms_per_s")
         join = median(rounds, "cpu_ms_per_join")
         even = (polling - quiet) / join * 60 if join else float("inf")
-        over = "; more than the worker has, so it fell behind" if polling > 1e3 else ""
+        behind = polling > 1e3 * int(workers or 1)
+        over = "; more than the workers have, so they fell behind" if behind else ""
         lines.append(
-            f"| {int(n):,} | {rate:,.1f}/s saved | {polling:,.0f} ms/s "
+            f"| {heading(n)[4:]} | {rate:,.1f}/s saved | {polling:,.0f} ms/s "
             f"({polling / 10:,.1f}% of a core{over}) | {quiet:,.2f} ms/s | "
             f"{join:,.1f} ms | {even:,.0f} |"
         )

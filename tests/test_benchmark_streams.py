@@ -4,7 +4,8 @@ open had its event (benchmarks/streams.py, benchmarks/streams_report.py)."""
 
 from __future__ import annotations
 
-import asyncio
+import socket
+import time
 from pathlib import Path
 from typing import Any
 
@@ -13,7 +14,7 @@ import pytest
 # benchmarks/ is in the repository, not in the sdist that ships the tests.
 pytest.importorskip("benchmarks.streams_report")
 
-from benchmarks.streams import Clients, Join  # noqa: E402
+from benchmarks.streams_clients import Clients  # noqa: E402
 from benchmarks.streams_report import ROWS, write  # noqa: E402
 
 
@@ -58,17 +59,20 @@ def test_a_figure_no_round_has_is_a_dash(tmp_path: Path) -> None:
     )
 
 
-def test_a_join_is_done_when_every_stream_still_open_had_its_event() -> None:
-    async def main() -> tuple[list[float], bool]:
-        clients = Clients(2, opened=2)
-        join = clients.join = Join(1, 0.0)
-        join.delays.append(0.1)
-        clients.check()
-        assert not join.done.is_set()
-        clients.ended += 1  # the other stream was closed by the server
-        clients.check()
-        return join.delays, join.done.is_set()
-
-    delays, done = asyncio.run(main())
-    assert delays == [0.1]
-    assert done
+def test_a_join_is_heard_when_every_stream_still_open_had_its_event() -> None:
+    had, ended, keeps = (socket.socketpair() for _ in range(3))
+    clients = Clients(3, opened=3)
+    for _, client_end in (had, ended, keeps):
+        client_end.setblocking(False)
+        clients.heard[client_end.fileno()] = 0
+    keeps[0].sendall(b": keep-alive\n\n")  # not an event: still waiting
+    had[0].sendall(b"id: 1\ndata: x\n\n")
+    ended[0].close()  # the server closed this stream
+    delays = clients.hear(1, time.perf_counter(), deadline=0.5)
+    assert len(delays) == 1
+    assert clients.ended == 1
+    keeps[0].sendall(b"id: 2\ndata: x\n\n")
+    assert len(clients.hear(1, time.perf_counter(), deadline=5)) == 1
+    for pair in (had, ended, keeps):
+        for end in pair:
+            end.close()

@@ -261,7 +261,7 @@ def test_a_failed_rendering_fails_every_stream_sharing_it_and_is_not_kept(
         streams_open = [await opened() for _ in range(2)]
         for response in streams_open:
             await text(response)
-        monkeypatch.setattr(streams, "_render", failing)
+        monkeypatch.setattr(streams, "widget_html", failing)
         record_soon(lambda: presence.record_guest("g1"))
         for response in streams_open:
             with pytest.raises(RuntimeError):

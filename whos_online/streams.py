@@ -153,8 +153,7 @@ async def _events(
     shared: bool,
 ) -> AsyncIterator[bytes]:
     await _let_the_request_thread_go()
-    rendered = in_shared_threads(_render)
-    now = await rendered(request, room, language)
+    now = await _rendered(request, room, language)
     try:
         while True:
             if now.id != shown:
@@ -167,7 +166,7 @@ async def _events(
             if shared:
                 now = await _shared_rendering(request, room, event, language)
             else:
-                now = await rendered(request, room, language)
+                now = await _rendered(request, room, language)
     except StopAsyncIteration:
         return  # the subscription was lost, or this client stalled
     finally:
@@ -206,7 +205,7 @@ async def _shared_rendering(
             _shared.clear()
         made = _shared[key] = asyncio.get_running_loop().create_future()
         try:
-            made.set_result(await in_shared_threads(_render)(request, room, language))
+            made.set_result(await _rendered(request, room, language))
         except Exception as exc:
             _shared.pop(key, None)
             made.set_exception(exc)
@@ -219,6 +218,11 @@ def _render(request: HttpRequest, room: str | None, language: str) -> Event:
     with translation.override(language):
         html = widget_html(online_roster(room=room, request=request), request)
     return Event.of(html)
+
+
+# Made once, not for each stream: what each open stream holds, Python's
+# garbage collector walks at every full collection.
+_rendered = in_shared_threads(_render)
 
 
 async def _let_the_request_thread_go() -> None:
