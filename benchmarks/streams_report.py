@@ -11,7 +11,7 @@ from benchmarks.streams_clients import OPENING, POLL_SECONDS
 
 ROWS = (
     ("kb_per_stream", "Worker memory an open stream (RSS growth ÷ N)", "KiB", 1),
-    ("threads_after", "Worker threads with N streams open", "", 0),
+    ("threads_after", "Worker threads with N streams open (all workers)", "", 0),
     ("opening_s", f"Seconds to open the N streams ({OPENING} at a time)", "s", 1),
     ("quiet_cpu_ms_per_s", "Worker CPU, all open, nothing happening", "ms/s", 2),
     ("cpu_ms_per_join", "Worker CPU a join event (fan-out to N)", "ms", 1),
@@ -64,7 +64,7 @@ def write(results: dict[str, Any], out: Path) -> None:
         + (
             "The worker on a core of its own; the clients and Redis on the others."
             if params.get("pinned")
-            else "The clients, the worker and Redis share the same cores."
+            else "The clients, the workers and Redis share the same cores."
         ),
         "",
         "## Streams, min / **median** / max over rounds",
@@ -109,8 +109,10 @@ def write(results: dict[str, Any], out: Path) -> None:
         "fan-out of each join or leave. The last column is the rate of joins "
         "and leaves at which the streams would cost the worker as much CPU as "
         "polling does; below it they cost less. Where polling needs more "
-        "than a core, the one worker fell behind and its CPU a request, "
-        "measured saturated, is higher than it would be on enough workers.",
+        "CPU than the workers have, they fell behind and their CPU a request, "
+        "measured saturated, is higher than it would be on enough workers. "
+        "With several workers, memory, threads and CPU are all the workers' "
+        "together.",
         "",
     ]
     if results.get("server_errors"):
