@@ -15,6 +15,7 @@ from pytest_django.fixtures import Settings as SettingsWrapper
 from tests.conftest import Clock, CommandCounter
 from whos_online import api
 from whos_online.conf import get_config
+from whos_online.models import Visibility
 
 pytestmark = pytest.mark.django_db
 
@@ -336,3 +337,117 @@ def test_a_reader_who_moved_on_is_gone_from_the_next_readers_list_at_once(
     html = alices.get("/thread/3/").content.decode()
     listed = re.search(r'class="whos-online-users">(.*?)</p>', html, re.S)
     assert listed is not None and "bob" not in listed[1]
+
+
+def listed_in_room(html: str) -> str:
+    listed = re.search(r'class="whos-online-users">(.*?)</p>', html, re.S)
+    assert listed is not None, html
+    return listed[1]
+
+
+def test_the_next_reader_of_a_room_someone_joined_needs_no_read_of_it(
+    alice: User, bob: User, settings: SettingsWrapper, redis_commands: CommandCounter
+) -> None:
+    """The process that puts a reader in a room changes its snapshot of the
+    room as its write did, rather than reading the room again."""
+    settings.WHOS_ONLINE_SNAPSHOT_MAX_AGE = 60
+    alices = reader(alice)
+    alices.get("/thread/3/")  # takes and shares the room's snapshot
+    reader(bob, "192.0.2.20").get("/thread/3/")
+    redis_commands.reset()
+    html = alices.get("/thread/3/").content.decode()
+    assert "bob" in listed_in_room(html)
+    assert redis_commands.round_trips == 0
+
+
+def test_the_next_reader_of_a_room_someone_left_needs_no_read_of_it(
+    alice: User, bob: User, settings: SettingsWrapper, redis_commands: CommandCounter
+) -> None:
+    settings.WHOS_ONLINE_SNAPSHOT_MAX_AGE = 60
+    bobs = reader(bob, "192.0.2.20")
+    bobs.get("/thread/3/")
+    alices = reader(alice)
+    alices.get("/thread/3/")  # takes and shares the room's snapshot
+    bobs.get("/thread/4/")
+    redis_commands.reset()
+    html = alices.get("/thread/3/").content.decode()
+    assert "bob" not in listed_in_room(html)
+    assert redis_commands.round_trips == 0
+
+
+def test_a_room_listed_in_part_is_read_again_after_someone_joins_it(
+    alice: User, bob: User, settings: SettingsWrapper
+) -> None:
+    """Whether a reader was in a room already cannot be told from a
+    snapshot that names only some of its readers: the count stays true."""
+    settings.WHOS_ONLINE_SNAPSHOT_MAX_AGE = 60
+    settings.WHOS_ONLINE_MAX_NAMES = 1
+    for n in range(3):
+        reader(address=f"192.0.2.{40 + n}").get("/thread/3/")
+    alices = reader(alice)
+    alices.get("/thread/3/")  # a snapshot naming 1 of 4
+    reader(bob, "192.0.2.20").get("/thread/3/")
+    here = api.room_counts(["thread:3"])["thread:3"].people
+    assert f"{here} visitors online" in alices.get("/thread/3/").content.decode()
+
+
+def test_a_guest_moving_between_rooms_is_counted_once_in_the_next_readers_page(
+    alice: User, settings: SettingsWrapper
+) -> None:
+    settings.WHOS_ONLINE_SNAPSHOT_MAX_AGE = 60
+    guest = reader(address="192.0.2.50")
+    guest.get("/thread/3/")
+    alices = reader(alice)
+    alices.get("/thread/3/")
+    guest.get("/thread/4/")
+    guest.get("/thread/3/")
+    here = api.room_counts(["thread:3"])["thread:3"].people
+    assert f"{here} visitors online" in alices.get("/thread/3/").content.decode()
+
+
+def test_a_reader_of_a_room_listed_in_part_is_counted_once_in_their_own_page(
+    alice: User, bob: User, settings: SettingsWrapper
+) -> None:
+    settings.WHOS_ONLINE_SNAPSHOT_MAX_AGE = 0
+    settings.WHOS_ONLINE_MAX_NAMES = 1
+    alices = reader(alice)
+    alices.get("/thread/3/")
+    reader(bob, "192.0.2.20").get("/thread/3/")  # newer: the one name listed
+    html = alices.get("/thread/3/").content.decode()
+    assert "2 visitors online" in html
+
+
+def staff_reader(django_user_model: type[User]) -> Client:
+    staff = django_user_model.objects.create_user("sam", is_staff=True)
+    return reader(staff, "192.0.2.60")
+
+
+def test_staff_reading_a_room_see_an_invisible_reader_come_in_at_once(
+    django_user_model: type[User], bob: User, settings: SettingsWrapper
+) -> None:
+    settings.WHOS_ONLINE_SNAPSHOT_MAX_AGE = 60
+    Visibility.objects.create(user=bob, invisible=True)
+    staff = staff_reader(django_user_model)
+    staff.get("/thread/3/")  # takes and shares the room's snapshot for staff
+    reader(bob, "192.0.2.20").get("/thread/3/")
+    listed = listed_in_room(staff.get("/thread/3/").content.decode())
+    assert "bob" in listed and "whos-online-hidden" in listed
+
+
+def test_a_reader_whose_choice_changed_elsewhere_is_shown_as_they_chose_at_once(
+    django_user_model: type[User], bob: User, settings: SettingsWrapper, clock: Clock
+) -> None:
+    """Bob appeared offline, then chose otherwise in another process: his
+    next record reads his choice, and the room's snapshot, which held him
+    hidden, is read again."""
+    settings.WHOS_ONLINE_SNAPSHOT_MAX_AGE = 60
+    Visibility.objects.create(user=bob, invisible=True)
+    bobs = reader(bob, "192.0.2.20")
+    bobs.get("/thread/3/")
+    staff = staff_reader(django_user_model)
+    staff.get("/thread/3/")  # holds bob hidden
+    Visibility.objects.filter(user=bob).update(invisible=False)
+    clock.advance(get_config().guard_seconds + 1)  # his next page records him
+    bobs.get("/thread/3/")
+    listed = listed_in_room(staff.get("/thread/3/").content.decode())
+    assert "bob" in listed and "whos-online-hidden" not in listed

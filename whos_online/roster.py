@@ -135,7 +135,7 @@ def online_roster(
         return Roster(window=get_config().window, room=room)
     shared = snapshot if snapshot is _shared(room, with_hidden) else None
     if room is not None and request is not None and room in rooms_of_page(request):
-        snapshot = with_reader(snapshot, reader_of(request), shows_hidden)
+        snapshot = with_reader(snapshot, room, reader_of(request), shows_hidden)
     choices = gate.chosen([*(m for m, _ in snapshot.users), *snapshot.today_named])
     kind = gate.kind
     made: Hashable = None
@@ -289,22 +289,33 @@ def reader_of(request: HttpRequest) -> Visitor | None:
 
 
 def with_reader(
-    snapshot: Snapshot, reader: Visitor | None, shows_hidden: bool
+    snapshot: Snapshot, room: str, reader: Visitor | None, shows_hidden: bool
 ) -> Snapshot:
     """A room's snapshot with its reader in it as of now: the page records
     them there after the view, so its widget lists them already (once, if
-    they were there before). A hidden reader who is not staff is left as
-    they are: the hidden users were not listed to them, so whether they are
-    in the room already cannot be told."""
+    they were there before: where the snapshot names only some of the
+    room's readers, Redis is asked). A hidden reader who is not staff is
+    left as they are: the hidden users were not listed to them, so whether
+    they are in the room already cannot be told."""
     if reader is None or (reader.kind == "hidden" and not shows_hidden):
         return snapshot
     listed: list[tuple[str, float]] = getattr(snapshot, reader.kind)
     others = [pair for pair in listed if pair[0] != reader.member]
     counts = snapshot.counts
-    if len(others) == len(listed):  # not in the room yet, as far as we can tell
+    if len(others) == len(listed) and not _held_unlisted(snapshot, room, reader):
         counts = replace(counts, **{reader.kind: getattr(counts, reader.kind) + 1})
     lists: dict[str, Any] = {reader.kind: [(reader.member, snapshot.now), *others]}
     return replace(snapshot, counts=counts, **lists)
+
+
+def _held_unlisted(snapshot: Snapshot, room: str, reader: Visitor) -> bool:
+    """Whether ``room`` holds ``reader`` though its snapshot names only some
+    of its readers of their kind, not them."""
+    if len(getattr(snapshot, reader.kind)) >= getattr(snapshot.counts, reader.kind):
+        return False
+    guests = reader.kind == "guests"
+    found = get_store().in_room(room, [reader.member], guests=guests)
+    return found is not None and reader.member in found[0] | found[1]
 
 
 def snapshot_for(

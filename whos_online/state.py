@@ -211,11 +211,19 @@ class Snapshots(BoundedMemo[SnapshotKey, tuple[float, int, Any]]):
         self.lock = threading.Lock()
 
     def forget(self, key: SnapshotKey) -> None:
+        self.change(key, lambda _: None)
+
+    def change(self, key: SnapshotKey, changed: Callable[[Any], Any | None]) -> None:
+        """A change the process made itself: the snapshot of ``key`` becomes
+        ``changed(snapshot)``, or is forgotten where that is ``None``; a read
+        begun before it is not kept after it, as after :meth:`forget`."""
         with self.lock:
             if len(self.forgotten) >= self.size:
                 self._clear_all()
             self.forgotten[key] = time.monotonic()
-            self.pop(key, None)
+            kept = self.pop(key, None)
+            if kept is not None and (snapshot := changed(kept[2])) is not None:
+                self[key] = (kept[0], kept[1], snapshot)
 
     def clear(self) -> None:
         with self.lock:

@@ -101,6 +101,18 @@ class StoreBase:
         for shows_hidden in (False, True):
             self.state.snapshots.forget((room, shows_hidden))
 
+    def follow_in_snapshots(
+        self, room: str, kind: Kind, member: str, *, joined: bool
+    ) -> None:
+        """``member`` (of ``kind``) just joined ``room`` or left it: this
+        process's shared snapshots of the room are changed as Redis was,
+        where they tell whether the member was there, else forgotten."""
+        for shows_hidden in (False, True):
+            self.state.snapshots.change(
+                (room, shows_hidden),
+                lambda snapshot: snapshot.moved(kind, member, joined=joined),
+            )
+
     def device_of(self, session_key: str) -> str:
         """What is kept of a session: a keyed hash, never the key itself."""
         digest = hashlib.blake2b(

@@ -95,10 +95,12 @@ class Places(StoreBase):
             *rooms,
         ]
         _, entered, left = scripts.run(self.client, "places", keys, args)
-        # This process's shared snapshots of those rooms are out of date now:
-        # the process that moves someone shows it at once.
-        for room in {*decoded(entered), *decoded(left)}:
-            self.forget_snapshots(room)
+        # The process that moves someone shows it at once: its shared
+        # snapshots of those rooms follow the move.
+        for room in decoded(entered):
+            self.follow_in_snapshots(room, kind, member, joined=True)
+        for room in decoded(left):
+            self.follow_in_snapshots(room, kind, member, joined=False)
         return decoded(entered)
 
     def move_in_rooms(self, shard: Shard, pk: str, hidden: bool) -> None:

@@ -339,23 +339,25 @@ class Reads(StoreBase):
         return found
 
     def in_room(
-        self, room: str, pks: Iterable[object]
+        self, room: str, pks: Iterable[object], *, guests: bool = False
     ) -> tuple[set[str], set[str]] | None:
-        """Which of the users ``pks`` are in ``room`` now (a place of theirs
-        there lasts): (visible, hidden); ``None`` if Redis failed. One round
-        trip: a script per shard."""
-        return self.or_default(lambda: self._in_room(room, pks), None)
+        """Which of the users ``pks`` (or guests) are in ``room`` now:
+        (visible, hidden); ``None`` if Redis failed. One round trip."""
+        return self.or_default(lambda: self._in_room(room, pks, guests), None)
 
-    def _in_room(self, room: str, pks: Iterable[object]) -> tuple[set[str], set[str]]:
+    def _in_room(
+        self, room: str, pks: Iterable[object], guests: bool
+    ) -> tuple[set[str], set[str]]:
         by_shard: dict[Shard, list[str]] = {}
         for pk in dict.fromkeys(str(pk) for pk in pks):
             by_shard.setdefault(self.shard_of(pk), []).append(pk)
         if not by_shard:
             return set(), set()
+        kinds: tuple[Kind, ...] = ("guests",) * 2 if guests else ("users", "hidden")
         calls = [
             Call(
                 "in_room",
-                [shard.room_key(room, "users"), shard.room_key(room, "hidden")],
+                [shard.room_key(room, kind) for kind in kinds],
                 members,
                 shard,
             )
@@ -364,7 +366,7 @@ class Reads(StoreBase):
         answered, _ = scripts.run_shards(self.client, calls, self.state.shard_breakers)
         visible = {member for _, (shown, _) in answered for member in decoded(shown)}
         hidden = {member for _, (_, secret) in answered for member in decoded(secret)}
-        return visible, hidden
+        return visible, set() if guests else hidden
 
 
 class _Part:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from whos_online.store.keys import Kind
 
@@ -163,6 +163,28 @@ class Snapshot:
     """Where each listed user is (see :mod:`whos_online.locations`)."""
     today_named: list[str] = field(default_factory=list)
     """Users seen today, as many as were asked for (any of them)."""
+
+    def moved(self, kind: Kind, member: str, *, joined: bool) -> Snapshot | None:
+        """This snapshot of a room once ``member`` (of ``kind``) joined it
+        (listed first, as seen now) or left it; ``None`` where it cannot
+        tell whether they were there: a kind it does not list whole, a user
+        it may hold as the other of visible and hidden, a hidden user."""
+        if kind not in ("users", "guests") or self.counts.estimated:
+            return None
+        told = ("users", "hidden") if kind == "users" else ("guests",)
+        if any(len(getattr(self, each)) != getattr(self.counts, each) for each in told):
+            return None
+        if kind == "users" and any(held == member for held, _ in self.hidden):
+            return None
+        others = [pair for pair in getattr(self, kind) if pair[0] != member]
+        listed = [(member, self.now), *others] if joined else others
+        if kind == "users":
+            return replace(
+                self, users=listed, counts=replace(self.counts, users=len(listed))
+            )
+        return replace(
+            self, guests=listed, counts=replace(self.counts, guests=len(listed))
+        )
 
 
 @dataclass(frozen=True)

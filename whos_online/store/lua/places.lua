@@ -28,8 +28,9 @@
 -- and the budgets' counts, their keys' lives and the announcements are
 -- written once, at the end.
 --
--- Returns {now as "seconds.micros", the rooms entered, the rooms a place
--- of the member left}; a room refused because its budget is full is not
+-- Returns {now as "seconds.micros", the rooms entered, the rooms the
+-- member is no longer in (a place left them, and no other place of theirs
+-- holds them there)}; a room refused because its budget is full is not
 -- among those entered.
 
 -- The budgets this script joined rooms of, index -> {sizes, members,
@@ -277,8 +278,9 @@ if #placed > 0 then
 end
 local left = {}
 for room in pairs(touched) do
-  settle(start, kind, member, live, room)
-  left[#left + 1] = room
+  if settle(start, kind, member, live, room) then
+    left[#left + 1] = room
+  end
 end
 if #placed > 0 then
   local last = till

@@ -155,11 +155,12 @@ local function settle(start, kind, member, live, room)
   end
   if till == nil then
     leave_room(start, kind, member, room)
-    return
+    return true
   end
   for _, set in ipairs(sets_of(start, room, kind)) do
     redis.call('ZADD', set, 'XX', till, member)
   end
+  return false
 end
 
 -- ``member`` leaves every room they hold a place in, at once.
