@@ -59,8 +59,10 @@ CASES = (
 FULL = {"visitors": 200, "users": 100, "rounds": 5, "seconds": 20, "warmup": 3}
 # The capacity sweep: the same sites at each rate (visitors, each a page a
 # second, as many logged in as in the run), short rounds of (a), (b), (c).
-# 350 tells 0.8x of 400 from 0.75x; 500 whether the floor goes past 400.
-FULL |= {"sweep": [100, 150, 200, 250, 300, 350, 400, 500], "sweep_rounds": 2}
+# 350 tells 0.8x of 400 from 0.75x; the rates past 500 find the floor's
+# own capacity, without which a ratio is only a bound.
+FULL |= {"sweep": [100, 150, 200, 250, 300, 350, 400, 500, 600, 800, 1000]}
+FULL |= {"sweep_rounds": 2}
 FULL |= {"sweep_seconds": 10}
 QUICK = FULL | {"visitors": 20, "users": 10, "rounds": 1, "seconds": 3, "warmup": 1}
 QUICK |= {"sweep": [10, 20], "sweep_rounds": 1, "sweep_seconds": 2}

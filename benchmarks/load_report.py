@@ -125,6 +125,9 @@ def capacity_rows(
 ) -> list[list[str]]:
     """Each case's capacity, and the app's against the floor's (a)."""
     floor = _capacity(sweep["a"])
+    # Within capacity at the sweep's top rate, the floor's capacity is above
+    # it: the ratios are then only upper bounds.
+    bound = "≤ " if floor == max(int(rate) for rate in sweep["a"]) else ""
     body = []
     for name, case in sweep.items():
         found = _capacity(case)
@@ -133,9 +136,15 @@ def capacity_rows(
         if name == "a" or not floor:
             body.append([*row, "", "", ""])
             continue
-        met = found / floor >= CAPACITY
-        verdict = "met" if met else "**missed**"
-        body.append([*row, f"**{found / floor:.2f}×**", f"≥ {CAPACITY:g}×", verdict])
+        ratio = found / floor
+        if ratio < CAPACITY:
+            verdict = "**missed**"
+        elif bound:
+            verdict = "not known: (a) was within capacity at every rate swept"
+        else:
+            verdict = "met"
+        ratio_text = f"**{bound if found else ''}{ratio:.2f}×**"
+        body.append([*row, ratio_text, f"≥ {CAPACITY:g}×", verdict])
     return body
 
 

@@ -115,9 +115,26 @@ def test_a_rate_with_a_round_that_answered_nothing_is_over_capacity() -> None:
 
 
 def test_a_site_under_capacity_at_every_rate_swept_has_none() -> None:
-    sweep = {"a": swept({100: [10]}), "b": swept({100: [500]})}
+    sweep = {"a": swept({100: [10], 200: [500]}), "b": swept({100: [500]})}
     rows_ = capacity_rows(sweep, {"a": "(a)", "b": "(b)"})
     assert rows_[-1][1:3] == ["none swept", "**0.00×**"]
+
+
+def test_a_floor_within_capacity_at_every_rate_swept_only_bounds_the_ratio() -> None:
+    """The floor's capacity is then above the sweep's top rate: the app's
+    ratio is at most what the sweep shows, which may not meet the target."""
+    sweep = {
+        "a": swept({100: [10], 200: [20]}),
+        "b": swept({100: [20], 200: [30]}),
+        "c": swept({100: [20], 200: [300]}),
+    }
+    rows_ = capacity_rows(sweep, {"a": "(a)", "b": "(b)", "c": "(c)"})
+    assert rows_[1][2:] == [
+        "**≤ 1.00×**",
+        "≥ 0.8×",
+        "not known: (a) was within capacity at every rate swept",
+    ]
+    assert rows_[2][2:] == ["**≤ 0.50×**", "≥ 0.8×", "**missed**"]
 
 
 def test_the_sweep_shows_each_rates_median_p99_beside_the_floors() -> None:
