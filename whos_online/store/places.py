@@ -94,14 +94,15 @@ class Places(StoreBase):
             PLACES_PER_MEMBER,
             *rooms,
         ]
-        _, entered, left = scripts.run(self.client, "places", keys, args)
+        _, entered_names, left_names = scripts.run(self.client, "places", keys, args)
+        entered, left = decoded(entered_names), decoded(left_names)
         # The process that moves someone shows it at once: its shared
         # snapshots of those rooms follow the move.
-        for room in decoded(entered):
+        for room in entered:
             self.follow_in_snapshots(room, kind, member, joined=True)
-        for room in decoded(left):
+        for room in left:
             self.follow_in_snapshots(room, kind, member, joined=False)
-        return decoded(entered)
+        return entered
 
     def move_in_rooms(self, shard: Shard, pk: str, hidden: bool) -> None:
         """Move the user ``pk`` to the hidden set of each room they are in
