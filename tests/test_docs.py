@@ -197,6 +197,7 @@ def test_every_name_the_path_of_a_request_gives_exists() -> None:
         "ServerClock": "whos_online.state",
         "Page": "whos_online.page",
         "Gate": "whos_online.gate",
+        "Visit": "whos_online.visitors",
     }
     for owner, attribute in named - {("request", "user")}:
         if attribute == "lua":

@@ -33,7 +33,7 @@ from typing import Any
 from whos_online import visibility
 from whos_online.gate import Status
 from whos_online.live import Unavailable, follow, in_shared_threads
-from whos_online.rooms import room_name
+from whos_online.marks import room_name
 from whos_online.roster import Roster, online_roster
 from whos_online.roster import room_counts as online_room_counts
 from whos_online.statuses import UserPresence, in_room_as_seen, presence_of

@@ -36,8 +36,8 @@ from django.utils.safestring import SafeString
 from django.utils.translation import ngettext
 
 from whos_online.conf import get_config
+from whos_online.marks import room_at
 from whos_online.page import viewer_of
-from whos_online.rooms import room_at
 from whos_online.roster import room_counts
 from whos_online.rules import profile_urls
 from whos_online.statuses import badge_html, badge_of

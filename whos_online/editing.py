@@ -38,7 +38,8 @@ from django.db.models import Model
 
 from whos_online.conf import get_config
 from whos_online.gate import Gate
-from whos_online.rooms import join_named_room, keep_tab, leave_tab, room_name
+from whos_online.marks import room_name
+from whos_online.rooms import join_named_room, keep_tab, leave_tab
 from whos_online.roster import Roster, online_roster
 from whos_online.store import get_store
 from whos_online.users import OnlineUser

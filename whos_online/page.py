@@ -17,6 +17,13 @@ first output that asks (:func:`of`). A request whose guard holds by what
 the process remembers (:func:`~whos_online.seen.holds`) and whose page
 asks nothing of presence builds none.
 
+It decides what the middleware does, for WSGI and ASGI alike:
+:func:`arrive` before the view (nothing more when the guard holds, else
+the page made and :meth:`Page.before_view` to run) and :func:`leave` after
+it (:func:`nothing_to_write` on the guarded path, else
+:meth:`Page.writes_after`), so a request goes down the layers: the page,
+its visitor, the cookies and the page's marks, the store.
+
 The badge filters see no context, so the middleware also says which
 request is being served, in a context variable (:data:`SERVING`).
 """
@@ -24,14 +31,19 @@ request is being served, in a context variable (:data:`SERVING`).
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
 from collections.abc import Set as AbstractSet
 from contextvars import ContextVar
 from typing import Any
 
-from django.http import HttpRequest
+from django.http import HttpRequest, HttpResponseBase
+from django.urls import NoReverseMatch, reverse
+from django.utils.cache import patch_cache_control, patch_vary_headers
 
 from whos_online.gate import Gate
-from whos_online.seen import Cookies
+from whos_online.guard import Guard
+from whos_online.marks import answered, is_page_opened, moved, page_marks, rooms_mark
+from whos_online.seen import Cookies, Verdict, holds, session_changed, session_key_of
 from whos_online.store import Snapshot, Store, get_store
 from whos_online.visibility import Choices
 from whos_online.visitors import Visit
@@ -95,6 +107,172 @@ class Page(Cookies):
             self.visit = Visit(self)
         return self.visit
 
+    def rooms(self) -> AbstractSet[str]:
+        """Every room the page is in, so far: by its view or URL name, and
+        those its templates named."""
+        room = page_marks(self.request, self.store).room
+        named = self.named_rooms
+        return named if room is None else named | {room}
+
+    def before_view(self) -> Visit | None:
+        """Unless the cookies' guard spares the request a record (by a clock
+        learnt lately), ask Redis' clock if it may hold after all, else
+        record the visitor."""
+        if self.guarded:
+            return None
+        heartbeat = is_heartbeat(self.request)
+        visit = self.visit_of()
+        if visit.guard is not None:
+            self.store.catch_up(visit.guard.data_label)
+        if not heartbeat and not visit.is_guarded:
+            visit.record()
+        return visit
+
+    def writes_after(
+        self, response: HttpResponseBase, visit: Visit | None
+    ) -> Callable[[], None] | None:
+        """What the view's answer leaves to write, as one call (a thread's,
+        under ASGI); ``None`` when it leaves nothing, as on the guarded path:
+        a visitor just recorded (their guard, their location), a new
+        identity, a user who moved to a page with another location, the
+        rooms of a page a browser opened, a peak a snapshot saw."""
+        request, store, found = self.request, self.store, self.guard
+        records = (
+            visit is not None
+            and visit.stamp is not None
+            or session_changed(request, self.session_key)
+            or found is not None
+            and not found.is_guests
+            and answered(response)
+            and moved(request, found, page_marks(request, store))
+        )
+        rooms = self.rooms_to_enter(response)
+        peak = store.has_peak_to_keep
+        if not records and rooms is None and not peak:
+            return None
+
+        def write() -> None:
+            visit = self.visit_of()
+            if records:
+                visit.after_view(response)
+            if rooms is not None:
+                visit.enter_rooms(rooms)
+                visit.note_rooms(rooms, response)
+            if peak:
+                store.keep_peak_seen()
+
+        return write
+
+    def rooms_to_enter(self, response: HttpResponseBase) -> AbstractSet[str] | None:
+        """After the view: the rooms a page a browser opened (answered 2xx)
+        puts its device in (none: it leaves those of its page before), or
+        ``None`` when nothing is to be written: their guard holds and says
+        they were recorded in these very rooms lately (a guarded page of the
+        same rooms costs nothing, and so does a page in no room after one in
+        no room). Reads nothing but the request and what its cookies said,
+        so the middleware asks it on every request before it hands anything
+        to a thread."""
+        # Before anything is kept of the path: a page that does not exist
+        # costs nobody else anything.
+        if not answered(response):
+            return None
+        mark = page_marks(self.request, self.store).rooms
+        if self.named_rooms:  # rooms named by the templates too
+            mark = rooms_mark(self.rooms())
+        before = "" if self.guard is None else self.guard.rooms
+        if mark == before and (self.guarded or not mark):
+            return None  # the guarded path: nothing else is read
+        if not is_page_opened(self.request, response):
+            return None
+        return self.rooms()
+
+
+Arrival = tuple[Store, "Verdict | None", str, "Callable[[], Visit | None] | None"]
+"""What :func:`arrive` found: the store, the guard's verdict if it spares
+the request a record, the session key the request came with, and the work
+to do before the view, if any."""
+
+
+def arrive(request: HttpRequest) -> Arrival | None:
+    """Before the view, as both the sync and the async middleware run it
+    (they only call or await what these functions decide): ``None`` when the
+    app is not set up to record anyone."""
+    store = get_store()
+    if store.config.problems:  # logged once by get_config
+        return None
+    held = holds(request, store)
+    if held is not None:
+        return store, held, held.session_key, None
+    came_with = session_key_of(request, store.config)
+    return store, None, came_with, start(request, store, came_with).before_view
+
+
+def leave(
+    request: HttpRequest,
+    response: HttpResponseBase,
+    came: Arrival,
+    visit: Visit | None,
+) -> Callable[[], None] | None:
+    """After the view: marks a response made for its viewer alone private,
+    and returns what the answer leaves to write, if anything."""
+    store, held, came_with, _ = came
+    made = made_for(request)
+    if held is None or not nothing_to_write(request, response, store, held, made):
+        made = start(request, store, came_with)
+        writes = made.writes_after(response, visit)
+    else:
+        writes = None
+    if made is not None and made.personal:
+        keep_private(response)
+    return writes
+
+
+def nothing_to_write(
+    request: HttpRequest,
+    response: HttpResponseBase,
+    store: Store,
+    held: Verdict,
+    made: Page | None,
+) -> bool:
+    """The guarded path after the view: whether the answer surely leaves
+    nothing to write for a request whose guard ``held`` (no login or logout,
+    no peak to keep, the page's rooms and a user's location those the guard
+    says were written; ``made``: the page, if an output made one). When
+    unsure, :meth:`Page.writes_after` decides."""
+    session = getattr(request, "session", None)
+    if session is not None and session.modified or store.state.peak_seen is not None:
+        return False
+    if made is not None and made.named_rooms:
+        return False
+    if not 200 <= response.status_code < 300:  # inline: the guarded path
+        return True
+    found: Guard = held.guard  # type: ignore[assignment]  # kept only on a guard
+    marks = page_marks(request, store)
+    if marks.rooms != found.rooms:
+        return False
+    return found.is_guests or not moved(request, found, marks)
+
+
+def is_heartbeat(request: HttpRequest) -> bool:
+    """Whether this is a POST to the heartbeat, whose view records its user
+    (or refuses to: its rate limit is kept on the server, so a client that
+    drops its guard cookie is not recorded here on every POST)."""
+    if request.method != "POST":
+        return False
+    try:
+        url = reverse("whos_online:heartbeat", getattr(request, "urlconf", None))
+    except NoReverseMatch:
+        return False
+    return request.path == url
+
+
+def keep_private(response: HttpResponseBase) -> None:
+    """A page that showed anything made for its viewer alone (a staff
+    member's hidden users, names only logged-in users may see) is no page
+    for a shared cache to keep."""
+    patch_vary_headers(response, ["Cookie"])
+    patch_cache_control(response, private=True)
+
 
 def start(request: HttpRequest, store: Store, session_key: str | None = None) -> Page:
     """The request's :class:`Page`, made by the middleware: before the view
@@ -147,6 +325,12 @@ def viewer_of(request: HttpRequest) -> Any:
     """Who the request's page is made for (see :attr:`Page.viewer`): what
     every view, tag and endpoint asks, never ``request.user``."""
     return of(request).viewer
+
+
+def rooms_of_page(request: HttpRequest) -> AbstractSet[str]:
+    """Every room the page is in, so far: the record after the view and the
+    page's widgets both ask this."""
+    return of(request).rooms()
 
 
 def visit_made(request: HttpRequest) -> Visit | None:

@@ -22,8 +22,8 @@ from whos_online import page
 from whos_online.bots import is_known
 from whos_online.conf import get_config
 from whos_online.gate import Gate
-from whos_online.page import visit_made, visit_of
-from whos_online.rooms import room_name, rooms_of_page
+from whos_online.marks import room_name
+from whos_online.page import rooms_of_page, visit_made, visit_of
 from whos_online.store import Counts, Snapshot, Today, get_store
 from whos_online.users import Named, OnlineUser, as_datetime, as_record, users_in_order
 from whos_online.visibility import Choices

@@ -38,14 +38,7 @@ from whos_online.conf import get_config
 from whos_online.decorate import decorations
 from whos_online.page import viewer_of, visit_of
 from whos_online.rendered import widget_html
-from whos_online.rooms import (
-    enter_rooms,
-    keep_tab,
-    leave_tab,
-    note_rooms,
-    tab_id,
-    tab_renewal_seconds,
-)
+from whos_online.rooms import keep_tab, leave_tab, tab_id, tab_renewal_seconds
 from whos_online.roster import Roster, online_roster
 from whos_online.store import get_store
 from whos_online.tokens import room_from_token
@@ -202,13 +195,13 @@ def beacon(request: HttpRequest) -> HttpResponseBase:
     token = request.POST.get("room") or request.GET.get("room")
     room = None if not token else room_from_token(token, viewer_of(request))
     if room is not None:  # the cached page opened is in this room
-        enter_rooms(request, {room})
+        visit_of(request).enter_rooms({room})
     if request.POST.get("widgets") == "1":
         response: HttpResponse = json_response({"widgets": _widgets(request, room)})
     else:
         response = HttpResponse(status=204)
     if room is not None:
-        note_rooms(request, {room}, response)
+        visit_of(request).note_rooms({room}, response)
     add_never_cache_headers(response)
     return response
 

@@ -13,6 +13,7 @@ logout) records the new identity at once, and the guard is issued.
 from __future__ import annotations
 
 import functools
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -22,6 +23,7 @@ from whos_online import guard, locations, signals
 from whos_online.addresses import client_address
 from whos_online.bots import bot_name
 from whos_online.gate import recorded_hidden
+from whos_online.marks import answered, rooms_mark
 from whos_online.privacy import daily_key, stored_address
 from whos_online.seen import Cookies, guard_address, mark_of, session_changed
 from whos_online.store import Kind, Raised, Sighting, Stamp
@@ -221,7 +223,7 @@ class Visit:
             return
         if self.store.set_location(visitor.member, where):
             self.where = mark_of(where)
-            self.note_rooms(self.rooms, response)
+            self.note_rooms_marked(self.rooms, response)
 
     def _last_recorded(self, visitor: Visitor) -> float | None:
         """When the visitor was last recorded, by Redis' clock, if their guard
@@ -298,6 +300,27 @@ class Visit:
     def identity_changed(self) -> bool:
         return session_changed(self.request, self.session_key)
 
+    def after_view(self, response: HttpResponseBase) -> None:
+        """What the view's answer leaves to write of the visitor: a new
+        identity, their guard, and after a 2xx a user's location."""
+        if self.identity_changed:
+            self.record_new_identity()
+        self.issue_guard(response)
+        if answered(response):
+            self.record_location(response)
+
+    def enter_rooms(self, rooms: AbstractSet[str]) -> None:
+        """The device is in ``rooms`` now (none: in no room): one round
+        trip; a failure is logged, never raised, and costs nobody else
+        anything. Crawlers are counted on the site, never in rooms: a
+        crawler fetching every thread would fill the rooms people read.
+        :meth:`note_rooms` then tells the guard."""
+        visitor = self.visitor
+        if visitor is not None and visitor.is_person:
+            self.store.enter_rooms(
+                visitor.kind, visitor.member, self.device, sorted(rooms)
+            )
+
     def issue_guard(self, response: HttpResponseBase) -> None:
         """Spare the visitor just recorded the next guard period of records."""
         visitor, stamp = self.recorded, self.stamp
@@ -306,9 +329,13 @@ class Visit:
         hidden = visitor.kind == "hidden"
         self._issue(response, visitor.kind, stamp.now, stamp.data_label, hidden)
 
-    def note_rooms(self, rooms: str, response: HttpResponseBase) -> None:
-        """The visitor was just recorded in the rooms ``rooms`` marks: their
-        guard says so from now on (a guard that holds keeps its expiry)."""
+    def note_rooms(self, rooms: AbstractSet[str], response: HttpResponseBase) -> None:
+        """The visitor was just recorded in ``rooms``: their guard says so
+        from now on (a guard that holds keeps its expiry)."""
+        self.note_rooms_marked(rooms_mark(rooms), response)
+
+    def note_rooms_marked(self, rooms: str, response: HttpResponseBase) -> None:
+        """:meth:`note_rooms`, by the mark of the rooms (``""``: none)."""
         self.rooms = rooms
         visitor, found = self.visitor, self.guard
         if self.stamp is not None:

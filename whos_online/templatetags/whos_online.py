@@ -22,6 +22,9 @@ from django.utils.safestring import SafeString
 from whos_online import links, page
 from whos_online.conf import get_config
 from whos_online.decorate import MOST_PATHS
+from whos_online.marks import page_room as page_room_of
+from whos_online.marks import room_name
+from whos_online.page import rooms_of_page
 from whos_online.rendered import (
     Count,
     box_html,
@@ -34,8 +37,7 @@ from whos_online.rendered import (
     visibility_html,
     widget_html,
 )
-from whos_online.rooms import join_named_room, room_name, rooms_of_page
-from whos_online.rooms import page_room as page_room_of
+from whos_online.rooms import join_named_room
 from whos_online.roster import Roster, online_roster
 from whos_online.roster import room_counts as roster_room_counts
 from whos_online.statuses import (
