@@ -1,0 +1,1 @@
+-- prototype: nothing shared
