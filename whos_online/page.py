@@ -152,10 +152,10 @@ class Page(Cookies):
             return None
 
         def write() -> None:
-            visit = self.visit_of()
             if records:
-                visit.after_view(response)
+                self.visit_of().after_view(response)
             if rooms is not None:
+                visit = self.visit_of()
                 visit.enter_rooms(rooms)
                 visit.note_rooms(rooms, response)
             if peak:
