@@ -58,7 +58,8 @@ DAY = 86400
 def clock(monkeypatch: pytest.MonkeyPatch) -> Clock:
     """Move time forward for the web server and fakeredis alike, to age
     guards, tokens and members. A real Redis keeps its own time, so tests
-    that need this run on fakeredis only."""
+    that need this run on fakeredis only. Ask for it before any fixture that
+    records someone: late in the day it moves on to the next."""
     if os.environ.get("REDIS_URL"):
         pytest.skip("a real Redis does not follow the test's clock")
     moved = Clock()

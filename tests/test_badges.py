@@ -103,8 +103,10 @@ def test_a_badge_shows_a_hidden_user_offline_even_to_staff(
 
 
 def test_badges_say_away_after_the_away_time(
-    browser: Client, authors: list[User], clock: Clock
+    browser: Client, clock: Clock, authors: list[User]
 ) -> None:
+    # The clock before the authors: late in the day it starts the next one,
+    # which must not come between their record and this test's six minutes.
     clock.advance(6 * 60)
     presence.record_user(authors[1].pk)
     html = browser.get("/thread-of-authors/").content.decode()
