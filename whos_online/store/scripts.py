@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from importlib.resources import files
@@ -30,9 +31,14 @@ from whos_online.store.keys import Shard
 Arg = str | bytes | int | float
 
 
-# Put before every script: the names of keys a script is told of by name,
-# and the places members hold in rooms.
+# Shared by the scripts: the names of keys a script is told of by name, and
+# the places members hold in rooms. Each part starts with a line "--- NAMES"
+# naming what it defines, and goes before a script only when the script (or
+# a part it takes) uses one of them: Redis runs a script's prelude on every
+# call, and defining what it never calls is most of an empty script's cost.
 PRELUDE = "prelude"
+PART = re.compile(r"^--- (.+)$", re.MULTILINE)
+COMMENT = re.compile(r"--.*")
 
 
 def _read(name: str) -> str:
@@ -40,10 +46,40 @@ def _read(name: str) -> str:
 
 
 @functools.cache
+def _prelude_parts() -> list[tuple[frozenset[str], str]]:
+    """The prelude's parts, in order: the names each defines, its text."""
+    pieces = PART.split(_read(PRELUDE))[1:]
+    return [
+        (frozenset(names.split()), text.strip("\n"))
+        for names, text in zip(pieces[::2], pieces[1::2], strict=True)
+    ]
+
+
+def _uses(text: str, names: frozenset[str]) -> bool:
+    code = COMMENT.sub("", text)
+    return any(re.search(rf"\b{name}\b", code) for name in names)
+
+
+def _prelude_for(body: str) -> str:
+    """The parts of the prelude ``body`` uses, and those they use."""
+    parts = _prelude_parts()
+    taken = [False] * len(parts)
+    wanted = [body]
+    while wanted:
+        text = wanted.pop()
+        for i, (names, part) in enumerate(parts):
+            if not taken[i] and _uses(text, names):
+                taken[i] = True
+                wanted.append(part)
+    return "\n\n".join(part for i, (_, part) in enumerate(parts) if taken[i])
+
+
+@functools.cache
 def source_of(name: str) -> tuple[str, str]:
-    """The source of ``lua/<name>.lua``, after the prelude, and its SHA1,
-    read once."""
-    source = f"{_read(PRELUDE)}\n{_read(name)}"
+    """The source of ``lua/<name>.lua``, after the parts of the prelude it
+    uses, and its SHA1, read once."""
+    body = _read(name)
+    source = f"{_prelude_for(body)}\n{body}"
     return source, hashlib.sha1(source.encode()).hexdigest()
 
 

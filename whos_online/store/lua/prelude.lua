@@ -4,6 +4,7 @@
 -- ("{tag}:"), so every key shares the shard's hash tag (its cluster slot);
 -- and it keeps the places members hold in rooms (docs/data-model.md).
 
+--- clock
 -- Redis' time: as a number, and as "seconds.micros" (a score's exact form).
 local function clock()
   local t = redis.call('TIME')
@@ -11,14 +12,17 @@ local function clock()
   return tonumber(text), text
 end
 
+--- room_set
 local function room_set(start, room, kind)
   return start .. 'room:' .. room .. ':' .. kind
 end
 
+--- location_key
 local function location_key(start, pk)
   return start .. 'where:' .. pk
 end
 
+--- places_key
 local function places_key(start, kind, member)
   if kind == 'guests' then
     return start .. 'places:g:' .. member
@@ -26,6 +30,7 @@ local function places_key(start, kind, member)
   return start .. 'places:u:' .. member
 end
 
+--- budget_of
 -- The rooms index, sizes and members count of the budget ``room`` is kept
 -- within: the admin's rooms have their own (keys.budget_of).
 local function budget_of(start, room)
@@ -37,6 +42,7 @@ local function budget_of(start, room)
     start .. budget .. 'room-members'
 end
 
+--- sets_of
 -- The sets of a room a member of ``kind`` may be in, the set of their kind
 -- first: a user's visible and hidden sets (they move between them), or the
 -- guests set.
@@ -49,11 +55,13 @@ local function sets_of(start, room, kind)
   return {room_set(start, room, 'users'), room_set(start, room, 'hidden')}
 end
 
+--- changes_channel
 -- The channel a shard's changes are announced on (keys.Shard.changes).
 local function changes_channel(start)
   return start .. 'changes'
 end
 
+--- announced announcements_held members_counted hold_changes
 -- What this script announced already: each room (or '*') once.
 local announced = {}
 -- A script that moves a member between rooms (places.lua) holds its
@@ -66,6 +74,7 @@ local function hold_changes()
   announcements_held, members_counted = {}, {}
 end
 
+--- announce
 -- Tell the web processes listening on ``channel`` that ``what`` (a room's
 -- name, or '*' for the site's lists) changed: someone joined or left. Never
 -- who: each stream renders again, through its viewer's gate. Sharded
@@ -87,6 +96,7 @@ local function announce(channel, what)
   end
 end
 
+--- announce_held
 -- Send what announce held, one message a channel.
 local function announce_held()
   for channel, names in pairs(announcements_held) do
@@ -94,11 +104,13 @@ local function announce_held()
   end
 end
 
+--- place_of
 -- A place: "<room> <d:device or t:tab>".
 local function place_of(entry)
   return string.match(entry, '^(%S+) (%S+)$')
 end
 
+--- count_members
 -- The budget counted by ``members`` holds ``change`` more members.
 local function count_members(members, change)
   if members_counted then
@@ -108,6 +120,7 @@ local function count_members(members, change)
   end
 end
 
+--- freed
 -- ``left`` members left ``room``: its budget no longer holds their places.
 local function freed(start, room, left)
   if left > 0 then
@@ -117,6 +130,7 @@ local function freed(start, room, left)
   end
 end
 
+--- leave_room
 -- ``member`` leaves ``room`` at once: their place in its budget is free,
 -- and the room's streams are told.
 local function leave_room(start, kind, member, room)
@@ -134,6 +148,7 @@ local function leave_room(start, kind, member, room)
   end
 end
 
+--- live_places
 -- The member's places that last beyond ``now``, read once: place -> until.
 local function live_places(places, now)
   local live = {}
@@ -144,6 +159,7 @@ local function live_places(places, now)
   return live
 end
 
+--- settle
 -- ``member``'s presence in ``room`` is what their ``live`` places there say
 -- (see live_places): until the latest of them, or gone when none is left.
 local function settle(start, kind, member, live, room)
@@ -163,6 +179,7 @@ local function settle(start, kind, member, live, room)
   return false
 end
 
+--- leave_everywhere
 -- ``member`` leaves every room they hold a place in, at once.
 local function leave_everywhere(start, kind, member, places)
   local rooms = {}
@@ -175,6 +192,7 @@ local function leave_everywhere(start, kind, member, places)
   redis.call('DEL', places)
 end
 
+--- rooms_held
 -- The rooms ``member`` holds a place in, each once.
 local function rooms_held(places)
   local seen, rooms = {}, {}
