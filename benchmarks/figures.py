@@ -287,7 +287,7 @@ def recorded(world: World, thread: int, kind: str) -> None:
     """Check a reader was recorded in the thread they opened last, not
     refused at a cap, which would cost less."""
     if not layout.room_size(world.client, f"thread:{thread}", kind):
-        raise RuntimeError(f"thread {thread} was refused: raise WHOS_ONLINE_MAX_ROOMS")
+        raise RuntimeError(f"thread {thread} was refused: is the reader online?")
 
 
 def same_page(base: dict[str, Any], case: dict[str, Any]) -> dict[str, Any]:

@@ -42,9 +42,6 @@ if CASE in ("peer", "setup"):
 # The load generator stands for the one reverse proxy in front of the site:
 # it sends each visitor's own address in X-Forwarded-For.
 WHOS_ONLINE_PROXY_COUNT = 1
-# A new thread each page opens some 200 rooms a second: at the default cap of
-# 10,000 rooms in use, later ones would be refused, which costs less.
-WHOS_ONLINE_MAX_ROOMS = 1_000_000
 # A page that fails says why in the gunicorn's log, which the run reads.
 LOGGING = {
     "version": 1,

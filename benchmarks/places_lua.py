@@ -33,7 +33,9 @@ LUA = "whos_online/store/lua"
 FLOOR_B = "renewal ZADD (B)"
 # kind, member, place: a guest's device is "d:" (guests have no session)
 READERS = {"guest": ("guests", "192.0.2.77", "d:"), "user": ("users", "7", "d:1f2e")}
-BIG = 10**6  # rooms and members a budget may hold: no new room is refused
+# Before rooms were bounded per member: the rooms and members a budget held,
+# so that no new room was refused.
+BIG = 10**6
 
 
 def source(ref: str | None) -> str:
@@ -61,15 +63,22 @@ class Reader:
 
     threads = itertools.count(2 * 10**6)
 
-    def __init__(self, client: Any, sha: str, tag: str, who: str) -> None:
+    def __init__(self, client: Any, sha: str, tag: str, who: str, text: str) -> None:
         self.client, self.sha, self.start = client, sha, f"{{{tag}}}:"
         self.kind, self.member, self.place = READERS[who]
-        self.places = f"{self.start}places:{self.kind[0]}:{self.member}"
+        self.budgets = "room-members" in text  # before rooms were bounded per member
+        name = "places" if self.budgets else "placed"
+        self.places = f"{self.start}{name}:{self.kind[0]}:{self.member}"
 
     def __call__(self) -> None:
         room = f"thread:{next(self.threads)}"
-        args = [self.kind, self.member, self.place, 300, "", BIG, BIG, 20, room]
-        self.client.evalsha(self.sha, 2, self.start, self.places, *args)
+        kind, member, place = self.kind, self.member, self.place
+        if self.budgets:
+            args = [kind, member, place, 300, "", BIG, BIG, 20, room]
+        else:  # kept 301 s, 20 places, a member already in rooms: none refused
+            args = [kind, member, place, 300, "", 301, 20, "0", room]
+        keys = [self.start, self.places, f"{self.start}{kind}"]
+        self.client.evalsha(self.sha, len(keys), *keys, *args)
 
 
 def measure(client: Any, fn: Any, n: int, command: str) -> float:
@@ -102,7 +111,7 @@ def main() -> None:
         for n, (name, text) in enumerate(variants.items()):
             sha = client.script_load(text)
             for who in READERS:
-                reader = Reader(client, sha, f"places-{n}", who)
+                reader = Reader(client, sha, f"places-{n}", who, text)
                 for _ in range(args.calls):  # rooms in use, as after a while
                     reader()
                 cases[(name, who)] = (reader, "evalsha")

@@ -81,11 +81,10 @@ METHOD += """\
   system calls, which move with load.
 - **Reading thread after thread**: a guarded guest or user whose browser
   keeps its cookies opens a room page (`/thread/N/`) new to them each
-  request: all its Redis time, against floor B. The run raises
-  `WHOS_ONLINE_MAX_ROOMS` so that no new room is refused at the cap (a
-  refusal costs less), and checks the last room each reader opened holds
-  them. A user is kept in at most 100 rooms: past that, each new one also
-  takes them out of the one they visited longest ago.
+  request: all its Redis time, against floor B. The run checks the last
+  room each reader opened holds them (a refusal would cost less); a device
+  is in the rooms of its latest page only, so each move also takes the
+  reader out of the room before.
 - **Records per second** are what one Redis core serves to 50 clients of
   `redis-benchmark`, one command at a time, replaying the exact command a
   record sent.

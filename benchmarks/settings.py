@@ -71,10 +71,6 @@ WHOS_ONLINE_CACHE_ALIAS = "presence"
 WHOS_ONLINE_GUARD_COOKIE_NAME = "whos_online"
 # Sets of 100,000 stay below the cap but for the case that sets it to them.
 WHOS_ONLINE_MAX_MEMBERS = 1_000_000
-# Readers open a room new to them each page, some 20,000 rooms a run: at the
-# default cap of 10,000 rooms in use, later ones would be refused, which is
-# not what moving from thread to thread costs (figures.recorded checks).
-WHOS_ONLINE_MAX_ROOMS = 1_000_000
 TEMPLATES = [
     {
         "BACKEND": "django.template.backends.django.DjangoTemplates",

@@ -80,10 +80,18 @@ def record_guest(member: str) -> float:
 
 
 def record_in_room(room: str, kind: Kind, member: str) -> list[str] | None:
-    """Put ``member`` in ``room`` as a device of theirs whose latest page is
-    in it (a device per room, so one member may be put in several); the
-    rooms entered, ``None`` when refused or Redis failed."""
+    """Record ``member`` and put them in ``room`` as a device of theirs
+    whose latest page is in it (a device per room, so one member may be put
+    in several), as a page view does; the rooms entered, ``None`` when
+    refused or Redis failed."""
+    record(kind, member)
     return get_store().enter_rooms(kind, member, f"test-{room}", [room]) or None
+
+
+def enter_rooms(kind: Kind, member: str, device: str, rooms: list[str]) -> list[str]:
+    """Put ``member``'s ``device`` in ``rooms`` without recording them (a
+    page view records first); the rooms entered."""
+    return answered(get_store().enter_rooms(kind, member, device, rooms))
 
 
 def answered(found: T | None) -> T:

@@ -200,10 +200,10 @@ def test_a_tab_only_viewing_leaves_another_tab_editing(
     assert ping(bo, topic)["text"] == "ana is editing this group."
 
 
-def test_public_rooms_at_their_bound_leave_the_admin_its_own(
+def test_a_site_full_of_users_leaves_staff_in_the_admin_rooms(
     topic: Group, ana: Client, bo: Client, settings: SettingsWrapper
 ) -> None:
-    settings.WHOS_ONLINE_MAX_ROOMS = 2
+    settings.WHOS_ONLINE_MAX_MEMBERS = 2
     for n in (1, 2, 3):
         presence.record_in_room(f"thread:{n}", "users", str(100 + n))
     assert presence.record_in_room("thread:3", "users", "103") is None  # full

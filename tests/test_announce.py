@@ -55,7 +55,9 @@ def test_a_user_who_chooses_to_appear_offline_is_announced(heard: Subscription) 
 def test_a_device_entering_a_room_is_announced_with_the_room(
     heard: Subscription,
 ) -> None:
-    presence.record_in_room("thread:1", "guests", "g1")
+    presence.record_guest("g1")
+    announced(heard)
+    presence.enter_rooms("guests", "g1", "d1", ["thread:1"])
     assert announced(heard) == ["thread:1"]
 
 
@@ -67,6 +69,7 @@ def test_a_device_staying_in_its_room_is_not_announced(heard: Subscription) -> N
 
 
 def test_a_device_moving_on_announces_both_rooms(heard: Subscription) -> None:
+    presence.record_guest("g1")
     get_store().enter_rooms("guests", "g1", "d1", ["thread:1"])
     announced(heard)
     get_store().enter_rooms("guests", "g1", "d1", ["thread:2"])
@@ -74,6 +77,7 @@ def test_a_device_moving_on_announces_both_rooms(heard: Subscription) -> None:
 
 
 def test_a_tabs_ping_renewing_its_place_is_not_announced(heard: Subscription) -> None:
+    presence.record_guest("g1")
     store = get_store()
     store.keep_tab("guests", "g1", "d1", "t1", ["thread:1"], 30)
     announced(heard)
@@ -82,6 +86,7 @@ def test_a_tabs_ping_renewing_its_place_is_not_announced(heard: Subscription) ->
 
 
 def test_a_tab_closing_is_announced_with_its_room(heard: Subscription) -> None:
+    presence.record_guest("g1")
     store = get_store()
     store.keep_tab("guests", "g1", "d1", "t1", ["thread:1"], 30)
     announced(heard)

@@ -137,7 +137,6 @@ def test_a_guard_shorter_than_the_window_passes(settings: SettingsWrapper) -> No
         ("FAILURE_BACKOFF", -1),
         ("AWAY_AFTER", 0),
         ("HEARTBEAT_SECONDS", 1),
-        ("MAX_ROOMS", 0),
         ("IS_HIDDEN", 3),
         ("DETECT_BOTS", "yes"),
         ("ANONYMOUS_CAN_VIEW", 1),
@@ -395,6 +394,15 @@ def test_an_unknown_setting_unlike_any_is_w005(settings: SettingsWrapper) -> Non
     (message,) = checks.check_setting_names()
     assert message.id == "whos_online.W005"
     assert "WHOS_ONLINE_FLAVOUR" in message.msg
+
+
+def test_a_setting_the_app_no_longer_has_is_w005_saying_what_became_of_it(
+    settings: SettingsWrapper,
+) -> None:
+    settings.WHOS_ONLINE_MAX_ROOMS = 10_000
+    (message,) = checks.check_setting_names()
+    assert message.id == "whos_online.W005"
+    assert message.hint is not None and "per member" in message.hint
 
 
 def test_every_setting_of_the_app_is_known() -> None:

@@ -26,6 +26,7 @@ from tests.redis_servers import (
 from whos_online import api
 from whos_online.conf import get_config
 from whos_online.models import Visibility
+from whos_online.store.places import PLACES_PER_MEMBER
 
 __all__ = ["on_redis_server", "redis_server"]  # fixtures, used by name
 
@@ -134,7 +135,9 @@ def test_a_flood_of_room_visits_never_pushes_anyone_out_of_a_room(
 # Memory has one bound for all sets together.
 
 
-def test_all_rooms_together_hold_at_most_the_cap(settings: SettingsWrapper) -> None:
+def test_rooms_hold_only_members_the_capped_sets_let_in(
+    settings: SettingsWrapper,
+) -> None:
     settings.WHOS_ONLINE_MAX_MEMBERS = 10
     for n in range(100):
         presence.record_in_room(f"thread:{n % 20}", "guests", f"2001:db8::{n:x}")
@@ -142,10 +145,19 @@ def test_all_rooms_together_hold_at_most_the_cap(settings: SettingsWrapper) -> N
     held = sum(
         presence.snapshot(0, room=room).counts.total for room in presence.rooms()
     )
-    assert held == 10
+    assert held == 10 + 10  # the users' set's and the guests'
 
 
-def test_full_rooms_refuse_newcomers(settings: SettingsWrapper) -> None:
+def test_a_member_holds_a_bounded_number_of_places() -> None:
+    for n in range(PLACES_PER_MEMBER * 3):
+        presence.record_in_room(f"thread:{n}", "users", "1")
+    held = sum(
+        presence.snapshot(0, room=room).counts.total for room in presence.rooms()
+    )
+    assert held == PLACES_PER_MEMBER
+
+
+def test_a_full_site_refuses_newcomers_their_rooms(settings: SettingsWrapper) -> None:
     settings.WHOS_ONLINE_MAX_MEMBERS = 2
     presence.record_in_room("thread:1", "guests", "192.0.2.1")
     presence.record_in_room("thread:2", "guests", "192.0.2.2")
@@ -176,14 +188,13 @@ def test_rooms_nobody_visited_within_the_window_free_their_place(
 
 
 def test_a_room_entered_again_after_it_went_idle_counts_its_members_once(
-    settings: SettingsWrapper, clock: Clock
+    clock: Clock, redis_client: Redis
 ) -> None:
-    settings.WHOS_ONLINE_MAX_MEMBERS = 4  # guests hold at most 2
     presence.record_in_room("thread:1", "guests", "192.0.2.1")
     clock.advance(get_config().guard_seconds + 1)  # thread:1 went idle
-    assert presence.record_in_room("thread:1", "guests", "192.0.2.2") is not None
-    assert presence.record_in_room("thread:2", "guests", "192.0.2.3") is not None
-    assert presence.record_in_room("thread:3", "guests", "192.0.2.4") is None
+    presence.record_in_room("thread:1", "guests", "192.0.2.2")
+    assert presence.snapshot(0, room="thread:1").counts.guests == 1
+    assert redis_client.zcard(presence.key("guests", "thread:1")) == 1
 
 
 # A login is one person.

@@ -222,7 +222,6 @@ def test_prune_removes_only_members_seen_before_the_window(
         "hidden": 0,
         "guests": 2,
         "bots": 0,
-        "rooms": 0,
         "last-seen": 0,  # kept for WHOS_ONLINE_LAST_SEEN_DAYS, beyond the window
     }
     assert redis_client.zrange(presence.key("users"), 0, -1) == [b"2"]
@@ -515,9 +514,9 @@ def test_a_room_lists_only_its_own_visitors() -> None:
     assert (snapshot.counts.users, snapshot.counts.guests) == (1, 1)
 
 
-def test_a_room_visit_does_not_touch_the_site_lists() -> None:
-    presence.record_in_room("thread:1", "users", "1")
-    assert presence.snapshot(limit=10).counts.total == 0
+def test_a_member_not_online_is_put_in_no_room() -> None:
+    assert presence.enter_rooms("users", "1", "phone", ["thread:1"]) == []
+    assert presence.snapshot(limit=10, room="thread:1").counts.total == 0
 
 
 def test_rooms_lists_rooms_in_use() -> None:
@@ -526,23 +525,10 @@ def test_rooms_lists_rooms_in_use() -> None:
     assert sorted(presence.rooms()) == ["thread:1", "thread:2"]
 
 
-def test_a_new_room_beyond_the_most_rooms_is_refused(settings: SettingsWrapper) -> None:
-    settings.WHOS_ONLINE_MAX_ROOMS = 2
-    assert presence.record_in_room("a", "users", "1") is not None
-    assert presence.record_in_room("b", "users", "1") is not None
-    assert presence.record_in_room("c", "users", "1") is None
-    assert presence.record_in_room("a", "users", "2") is not None
-    assert sorted(presence.rooms()) == ["a", "b"]
-
-
-def test_a_room_gone_idle_makes_way_for_a_new_one(
-    settings: SettingsWrapper, redis_client: Redis, server_now: Callable[[], float]
-) -> None:
-    settings.WHOS_ONLINE_MAX_ROOMS = 1
-    presence.record_in_room("old", "users", "1")
-    redis_client.zadd(presence.key("rooms"), {"old": server_now() - 1000})
-    assert presence.record_in_room("new", "users", "1") is not None
-    assert presence.rooms() == ["new"]
+def test_rooms_are_not_counted_site_wide() -> None:
+    for n in range(30):
+        presence.record_in_room(f"thread:{n}", "users", str(n))
+    assert len(presence.rooms()) == 30
 
 
 def test_room_sets_are_capped_like_the_site_sets(
@@ -554,14 +540,15 @@ def test_room_sets_are_capped_like_the_site_sets(
     assert redis_client.zcard(presence.key("users", "busy")) == 2
 
 
-def test_prune_covers_rooms_and_the_room_index(
+def test_prune_covers_rooms(
     redis_client: Redis, server_now: Callable[[], float]
 ) -> None:
     presence.record_in_room("thread:1", "users", "1")
     stale = server_now() - 1000
     redis_client.zadd(presence.key("users", "thread:1"), {"2": stale})
-    redis_client.zadd(presence.key("rooms"), {"thread:gone": stale})
+    redis_client.zadd(presence.key("users", "thread:gone"), {"3": stale})
     removed = presence.prune().removed
     assert removed["room:thread:1:users"] == 1
-    assert removed["rooms"] == 1
+    assert removed["room:thread:gone:users"] == 1
     assert presence.rooms() == ["thread:1"]
+    assert not redis_client.exists(presence.key("users", "thread:gone"))

@@ -54,7 +54,7 @@ def test_verbosity_0_prints_nothing() -> None:
 def test_verbosity_2_prints_each_set() -> None:
     assert prune("--verbosity", "2") == (
         "Removed 3 stale members.\n"
-        "  users: 1\n  hidden: 0\n  guests: 2\n  bots: 0\n  rooms: 0\n"
+        "  users: 1\n  hidden: 0\n  guests: 2\n  bots: 0\n"
         "  last-seen: 0\n"
     )
 

@@ -1,5 +1,6 @@
-"""Room places go to people: a crawler or a stranger cannot fill what users
-need, and those who left hold no place."""
+"""Room places go to people online, and each member's are their own: a
+crawler or a stranger cannot fill what others need, and those who left
+hold no place."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import pytest
 from django.contrib.auth.models import User
 from django.test import Client
 from pytest_django.fixtures import Settings as SettingsWrapper
+from redis import Redis
 
 from tests import presence
 from tests.conftest import Clock
@@ -27,9 +29,8 @@ def listed_in_room(room: str) -> int:
 
 
 def test_a_crawler_fetching_every_thread_leaves_users_their_rooms(
-    settings: SettingsWrapper, alice: User
+    alice: User,
 ) -> None:
-    settings.WHOS_ONLINE_MAX_ROOMS = 50
     crawler = Client(HTTP_USER_AGENT=GOOGLEBOT)
     for n in range(60):
         crawler.get(f"/thread/{n}/")
@@ -37,14 +38,36 @@ def test_a_crawler_fetching_every_thread_leaves_users_their_rooms(
     assert listed_in_room("thread:1000") == 1
 
 
-def test_guests_opening_rooms_leave_users_their_rooms(
-    settings: SettingsWrapper, alice: User
+def test_guests_in_many_rooms_keep_no_other_guest_out_of_one(
+    settings: SettingsWrapper,
 ) -> None:
-    settings.WHOS_ONLINE_MAX_ROOMS = 4
-    for n in range(10):
+    settings.WHOS_ONLINE_MAX_MEMBERS = 20
+    for n in range(15):
         Client(REMOTE_ADDR=f"192.0.2.{n}").get(f"/thread/{n}/")
-    logged_in(alice).get("/thread/1000/")
+    Client(REMOTE_ADDR="192.0.2.99").get("/thread/1000/")
     assert listed_in_room("thread:1000") == 1
+
+
+def test_a_guest_the_site_did_not_let_in_holds_no_place(
+    settings: SettingsWrapper,
+) -> None:
+    settings.WHOS_ONLINE_MAX_MEMBERS = 2
+    for n in range(2):
+        Client(REMOTE_ADDR=f"192.0.2.{n}").get("/")
+    Client(REMOTE_ADDR="192.0.2.99").get("/thread/1/")  # the guests' set is full
+    assert listed_in_room("thread:1") == 0
+
+
+def test_a_newcomer_clears_a_room_of_those_whose_presence_ran_out(
+    clock: Clock, redis_client: Redis
+) -> None:
+    for n in range(6):
+        presence.record_in_room("thread:busy", "guests", f"192.0.2.{n}")
+    clock.advance(4 * 60)
+    presence.record_in_room("thread:busy", "guests", "192.0.2.98")
+    clock.advance(2 * 60)  # the first six's pages ran out: they left unseen
+    presence.record_in_room("thread:busy", "guests", "192.0.2.99")
+    assert redis_client.zcard(presence.key("guests", "thread:busy")) == 2
 
 
 def test_guests_filling_rooms_leave_users_their_places(

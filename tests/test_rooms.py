@@ -170,13 +170,12 @@ def test_pages_that_do_not_exist_record_no_room(
     browser: Client, settings: SettingsWrapper
 ) -> None:
     settings.WHOS_ONLINE_ROOMS = {"board:topic": "topic:{pk}"}
-    settings.WHOS_ONLINE_MAX_ROOMS = 5
     for pk in range(1000, 1200):
         assert browser.get(f"/forum/{pk}/").status_code == 404
     assert presence.rooms() == []
     topic = Group.objects.create(name="Rules")
     browser.get(f"/forum/{topic.pk}/")
-    assert presence.rooms() == [f"topic:{topic.pk}"]  # the cap is still free
+    assert presence.rooms() == [f"topic:{topic.pk}"]
 
 
 def test_pages_that_do_not_exist_move_nothing_the_process_keeps(
@@ -339,6 +338,12 @@ def test_a_reader_who_appears_offline_is_not_listed_in_their_room_box(
 READ_THREADS = 12  # more than a handful of tabs open at once
 
 
+def answered_in(room: str, pk: str) -> bool:
+    found = get_store().in_room(room, [pk])
+    assert found is not None
+    return pk in found[0]
+
+
 def rooms_listing(redis_client: Redis, kind: str, threads: int) -> list[int]:
     return [
         n
@@ -383,9 +388,19 @@ def test_past_the_most_places_a_user_holds_they_leave_the_one_that_ends_first(
     for n in range(1, most + 2):
         presence.record_in_room(f"thread:{n}", "users", str(alice.pk))
     assert rooms_listing(redis_client, "users", most + 1) == list(range(2, most + 2))
-    sizes = redis_client.zscore(presence.key("room-sizes"), "thread:1")
-    assert sizes == 0
-    assert int(redis_client.get(presence.key("room-members")) or 0) == most
+
+
+def test_past_the_most_places_a_member_loses_a_room_of_the_page_ending_first(
+    alice: User,
+) -> None:
+    store, pk = get_store(), str(alice.pk)
+    presence.record_user(pk)
+    store.keep_tab("users", pk, "laptop", "tab1", [f"a{n}" for n in range(10)], 30)
+    store.keep_tab("users", pk, "laptop", "tab2", [f"b{n}" for n in range(10)], 60)
+    store.enter_rooms("users", pk, "phone", ["c"])
+    in_rooms = {room for room in presence.rooms() if answered_in(room, pk)}
+    assert len(in_rooms) == PLACES_PER_MEMBER
+    assert {f"b{n}" for n in range(10)} | {"c"} <= in_rooms
 
 
 def test_a_guarded_user_reading_a_new_thread_reads_the_choices_once(

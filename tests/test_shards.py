@@ -212,12 +212,12 @@ def test_prune_removes_the_stale_members_of_every_shard(
     shards: tuple[Shard, ...], redis_client: Redis, server_now: Callable[[], float]
 ) -> None:
     stale = server_now() - get_config().window - 1
-    for pk in range(8):
-        users = get_store().shard_of(str(pk)).key("users")
-        redis_client.zadd(users, {str(pk): stale})
     room = get_store().shard_of("0").room_key("thread:1", "users")
     presence.record_in_room("thread:1", "users", "0")
     redis_client.zadd(room, {"0": stale})
+    for pk in range(8):
+        users = get_store().shard_of(str(pk)).key("users")
+        redis_client.zadd(users, {str(pk): stale})
     presence.record_user(100)
     pruned = presence.prune()
     assert sorted(pruned.users_left) == [str(pk) for pk in range(8)]

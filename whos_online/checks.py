@@ -206,6 +206,15 @@ def check_settings(**kwargs: Any) -> list[CheckMessage]:
     ]
 
 
+# Settings the app no longer has, and why.
+RETIRED = {
+    "WHOS_ONLINE_MAX_ROOMS": (
+        "Rooms are no longer counted site-wide but per member: each holds at most "
+        "20 places of 10 rooms each (docs/data-model.md)."
+    ),
+}
+
+
 def check_setting_names(**kwargs: Any) -> list[CheckMessage]:
     """A ``WHOS_ONLINE_`` setting the app does not have is a typo: its
     value is never read."""
@@ -215,12 +224,15 @@ def check_setting_names(**kwargs: Any) -> list[CheckMessage]:
         if not name.startswith("WHOS_ONLINE_") or name in known:
             continue
         close = difflib.get_close_matches(name, known, n=1)
+        guess = (
+            f"Did you mean {close[0]}?"
+            if close
+            else "The settings are listed in the docs (docs/settings.md)."
+        )
         messages.append(
             Warning(
                 f"{name} is not a setting of the app, so it does nothing.",
-                hint=f"Did you mean {close[0]}?"
-                if close
-                else "The settings are listed in the docs (docs/settings.md).",
+                hint=RETIRED.get(name, guess),
                 id="whos_online.W005",
             )
         )

@@ -33,6 +33,9 @@ from whos_online.rules import SETTING_RULES, is_redis_backend
 
 IPNetwork = ipaddress.IPv4Network | ipaddress.IPv6Network
 UNSET = object()
+# A change form's staff member who has not asked for this many intervals
+# has closed the form.
+MISSED_ASKS = 6
 SETTING = "setting"
 """The metadata key that marks a field of :class:`Config` as a setting."""
 
@@ -99,8 +102,6 @@ class Config:
     admin_editing_seconds: int = setting(10)
     """Seconds between a change form's asks of who else is editing it;
     whoever missed six in a row has closed theirs."""
-    max_rooms: int = setting(10_000)
-    """The most rooms in use within one window; new rooms wait beyond it."""
     room_token_max_age: int = setting(24 * 60 * 60)
     """Seconds a room token (for the refresh and the beacon) stays valid."""
     snapshot_max_age: float = setting(2.0)
@@ -172,6 +173,20 @@ class Config:
     """Why the settings cannot work (a value of the wrong type or range, a
     dotted path that does not import, a cache alias that is not Redis):
     while there are any, presence is off and pages are served without it."""
+
+    @property
+    def admin_presence_seconds(self) -> int:
+        """Seconds within which a change form's staff member last asked, to
+        count as still there."""
+        return MISSED_ASKS * self.admin_editing_seconds
+
+    @property
+    def longest_place(self) -> int:
+        """Seconds the longest-lived place in a room lasts without another
+        word: a device's (the guard period), a tab's or a change form's.
+        Rooms' sets and a member's places are kept this long after their
+        last write."""
+        return max(self.guard_seconds, self.tab_timeout, self.admin_presence_seconds)
 
     @functools.cached_property
     def guard_key(self) -> bytes:

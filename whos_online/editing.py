@@ -44,8 +44,6 @@ from whos_online.roster import Roster, online_roster
 from whos_online.store import get_store
 from whos_online.users import OnlineUser
 
-# Whoever has not asked for this many intervals has closed the form.
-MISSED_ASKS = 6
 # The most others named on one form: past it, they are counted.
 NAMED = 20
 # A tab's id: random bytes, URL-safe; what a mark may hold, and its length.
@@ -129,7 +127,7 @@ def rooms_of(obj: Model) -> Rooms | None:
 
 def presence_window() -> int:
     """Seconds within which a form's staff member last asked, to count."""
-    return MISSED_ASKS * get_config().admin_editing_seconds
+    return get_config().admin_presence_seconds
 
 
 def enter(request: Any, obj: Model) -> None:

@@ -142,7 +142,6 @@ SETTING_RULES: dict[str, tuple[Callable[[Any], bool], str]] = {
         lambda v: is_whole(v, 2),
         "a whole number of seconds, at least 2",
     ),
-    "MAX_ROOMS": (lambda v: is_whole(v, 1), "a whole number, at least 1"),
     "ROOM_TOKEN_MAX_AGE": (
         lambda v: is_whole(v, 1),
         "a whole number of seconds, at least 1",

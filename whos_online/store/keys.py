@@ -22,15 +22,17 @@ PEOPLE: tuple[Kind, ...] = ("users", "hidden", "guests")
 # The sets whose numbers are estimated past the cap.
 ESTIMATED: tuple[Kind, ...] = ("users", "guests")
 
+# What a SCAN pattern reads as a wildcard, kept literal in a key's prefix.
+GLOB = re.compile(r"[*?\[\]\\]")
 ROOM_NAME = re.compile(r"[A-Za-z0-9_.:\-]{1,100}")
 
+# The admin's rooms (``admin:...``, ``admin-editing:...``): never listed
+# among the site's rooms in use.
+ADMIN_ROOM = re.compile(r"admin[:\-]")
 
-# The budgets rooms are kept within (the rooms index, sizes and members
-# keys start with them): the admin's rooms (``admin:...``,
-# ``admin-editing:...``) have one of their own, so a busy public site never
-# fills the rooms of "who else is editing". prelude.lua's budget_of picks a
-# room's.
-BUDGETS = ("", "admin-")
+
+def is_admin_room(name: str) -> bool:
+    return ADMIN_ROOM.match(name) is not None
 
 
 def is_room_name(name: object) -> bool:
@@ -85,11 +87,11 @@ class Shard:
         return self.key(f"where:{pk}")
 
     def places(self, kind: Kind, member: str) -> str:
-        """The places a member holds in rooms, one per device and room and
-        per tab and room: ``"<room> d:<device>"`` or ``"<room> t:<tab>"``
-        -> present until. A user's (kinds users and hidden) are kept apart
-        from a guest's."""
-        return self.key(f"places:{'g' if kind == 'guests' else 'u'}:{member}")
+        """The places a member holds in rooms, one per device and per tab,
+        each with the rooms it is in and until when (prelude.lua's
+        read_held). A user's (kinds users and hidden) are kept apart from a
+        guest's."""
+        return self.key(f"placed:{'g' if kind == 'guests' else 'u'}:{member}")
 
     def changes(self) -> str:
         """The pub/sub channel (sharded, on Redis 7) where the shard's
@@ -101,18 +103,13 @@ class Shard:
         """When each user was last seen, kept beyond the window."""
         return self.key("last-seen")
 
-    def rooms(self, budget: str = "") -> str:
-        """A budget's rooms index: room name -> present until (the latest of
-        its members')."""
-        return self.key(f"{budget}rooms")
+    def room_keys(self) -> str:
+        """A ``SCAN`` pattern of the keys of every room's sets."""
+        return GLOB.sub(r"\\\g<0>", self.key("room:")) + "*"
 
-    def room_sizes(self, budget: str = "") -> str:
-        """A budget's room name -> how many members its sets hold."""
-        return self.key(f"{budget}room-sizes")
-
-    def room_members(self, budget: str = "") -> str:
-        """How many members all rooms' sets of a budget hold together."""
-        return self.key(f"{budget}room-members")
+    def room_of(self, key: str) -> str:
+        """The room whose set is ``key`` (one of :meth:`room_keys`)."""
+        return key.removeprefix(self.key("room:")).rpartition(":")[0]
 
     def prune_scratch(self) -> str:
         """Where prune copies the members online out of a mostly stale set."""

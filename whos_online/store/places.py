@@ -5,6 +5,10 @@ unless it opens another; a tab whose page runs the room script is in its
 rooms while it says so, for the tab timeout after its last word, and leaves
 them as it closes. A member is in a room while any of their places there
 lasts, and counts once. Each write is one round trip (``places.lua``).
+
+Only a member online (in the site's set of their kind) holds places, and
+each holds a bounded number: nothing about rooms is shared between members
+but the rooms' sets, so a stranger opening rooms costs nobody else a place.
 """
 
 from __future__ import annotations
@@ -12,17 +16,21 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from redis import Redis
+
 from whos_online.store import scripts
 from whos_online.store.base import StoreBase
-from whos_online.store.keys import Kind, Shard
+from whos_online.store.keys import Kind, Shard, is_admin_room
 from whos_online.store.scripts import Arg
 
 # The most rooms one page (a device's latest, or a tab's) is in: the first
-# of them by name are kept. The most places a member holds: past it, their
-# own place that runs out first is freed. docs/data-model.md bounds memory
-# with both.
+# of them by name are kept. The most places a member holds in rooms (each
+# room of each page): past it, their own place that runs out first is
+# freed. docs/data-model.md bounds memory with both.
 ROOMS_PER_PLACE = 10
 PLACES_PER_MEMBER = 20
+# Rooms one script reads or prunes.
+ROOMS_BATCH = 100
 
 
 class Places(StoreBase):
@@ -31,8 +39,8 @@ class Places(StoreBase):
     ) -> list[str] | None:
         """The device's latest page is in ``rooms`` (valid names; none for
         a page in no room): it leaves the rooms of its page before and is in
-        these for the guard period. The rooms entered (a room whose budget
-        is full waits), or ``None`` if Redis failed."""
+        these for the guard period. The rooms entered (none for a member
+        not online), or ``None`` if Redis failed."""
         seconds = self.config.guard_seconds
         return self._place(kind, member, f"d:{device}", seconds, "", rooms)
 
@@ -82,20 +90,23 @@ class Places(StoreBase):
         rooms: list[str],
     ) -> list[str]:
         config, shard = self.config, self.shard_of(member)
-        keys = [shard.start(), shard.places(kind, member)]
+        keys = [shard.start(), shard.places(kind, member), shard.members(kind)]
         args: list[Arg] = [
             kind,
             member,
             place,
             seconds,
             takes_over,
-            config.max_rooms,
-            config.max_members,
+            config.longest_place + 1,
             PLACES_PER_MEMBER,
+            "0" if all(is_admin_room(room) for room in rooms) else "1",
             *rooms,
         ]
-        _, entered_names, left_names = scripts.run(self.client, "places", keys, args)
-        entered, left = decoded(entered_names), decoded(left_names)
+        placed, *left_names = bytes(
+            scripts.run(self.client, "places", keys, args)
+        ).split()
+        entered = rooms if placed == b"+" else []
+        left = decoded(left_names)
         # The process that moves someone shows it at once: its shared
         # snapshots of those rooms follow the move.
         for room in entered:
@@ -106,34 +117,23 @@ class Places(StoreBase):
 
     def move_in_rooms(self, shard: Shard, pk: str, hidden: bool) -> None:
         """Move the user ``pk`` to the hidden set of each room they are in
-        (``hidden``) or back: one round trip, three if in rooms."""
-        key = shard.places("users", pk)
-        held = decoded(self.client.zrange(key, 0, -1))
-        rooms = sorted({entry.partition(" ")[0] for entry in held})
-        if rooms:
-            self.move_in_these_rooms(shard, pk, rooms, hidden=hidden)
+        (``hidden``) or back, keeping until when they are there, and
+        announce it: one round trip."""
+        keys = [shard.start(), shard.places("users", pk)]
+        args: list[Arg] = [
+            pk,
+            "hidden" if hidden else "users",
+            self.config.longest_place + 1,
+        ]
+        scripts.run(self.client, "move_rooms", keys, args)
 
-    def move_in_these_rooms(
-        self, shard: Shard, pk: str, rooms: list[str], *, hidden: bool
-    ) -> None:
-        """Move ``pk`` between the visible and hidden sets of each room,
-        keeping until when they are there, and announce it: three round
-        trips."""
-        leave: Kind = "users" if hidden else "hidden"
-        join: Kind = "hidden" if hidden else "users"
-        reads = self.client.pipeline(transaction=False)
-        for room in rooms:
-            reads.zscore(shard.room_key(room, leave), pk)
-        writes = self.client.pipeline(transaction=False)
-        moved = []
-        for room, till in zip(rooms, reads.execute(), strict=True):
-            if till is not None:
-                moved.append(room)
-                writes.zrem(shard.room_key(room, leave), pk)
-                writes.zadd(shard.room_key(room, join), {pk: till})
-                writes.expire(shard.room_key(room, join), self.config.window)
-        writes.execute()
-        self.announce(shard, moved)
+
+def rooms_kept(client: Redis, shard: Shard) -> list[str]:
+    """The rooms whose sets ``shard`` keeps (some may hold nobody now), by
+    ``SCAN``: a walk of the whole keyspace, for the staff page and prune,
+    never a visitor's page."""
+    found = client.scan_iter(match=shard.room_keys(), count=1_000)
+    return sorted({shard.room_of(bytes(key).decode()) for key in found})
 
 
 def decoded(names: Any) -> list[str]:

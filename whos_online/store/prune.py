@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from whos_online.store import scripts
 from whos_online.store.base import StoreBase
-from whos_online.store.keys import BUDGETS, KINDS, Kind, Shard
-from whos_online.store.places import decoded
+from whos_online.store.keys import KINDS, Kind, Shard
+from whos_online.store.places import ROOMS_BATCH, decoded, rooms_kept
 from whos_online.store.results import Pruned
 from whos_online.store.scripts import Arg
 
@@ -16,8 +16,6 @@ from whos_online.store.scripts import Arg
 # (copying 25,000 takes about as long as removing 2,500 one by one).
 PRUNE_BATCH = 2_500
 COPIED = 25_000
-# Rooms pruned by one script.
-ROOMS_BATCH = 100
 
 
 class Prune(StoreBase):
@@ -85,32 +83,15 @@ class Prune(StoreBase):
                 return removed
 
     def _prune_rooms(self, shard: Shard, *, dry_run: bool) -> dict[str, int]:
-        removed: dict[str, int] = {"rooms": 0}
-        for budget in BUDGETS:
-            self._prune_budget(shard, budget, removed, dry_run=dry_run)
-        return removed
-
-    def _prune_budget(
-        self, shard: Shard, budget: str, removed: dict[str, int], *, dry_run: bool
-    ) -> None:
-        """The rooms of one budget (keys.BUDGETS), a hundred at a time."""
-        rooms = decoded(self.client.zrange(shard.rooms(budget), 0, -1))
-        counters = [
-            shard.rooms(budget),
-            shard.room_sizes(budget),
-            shard.room_members(budget),
-        ]
+        """The rooms whose sets the shard keeps, a hundred at a time."""
+        removed: dict[str, int] = {}
+        rooms = rooms_kept(self.client, shard)
         for start in range(0, len(rooms), ROOMS_BATCH):
             batch = rooms[start : start + ROOMS_BATCH]
-            keys = counters + [
-                shard.room_key(room, kind) for room in batch for kind in KINDS
-            ]
+            keys = [shard.room_key(room, kind) for room in batch for kind in KINDS]
             args: list[Arg] = ["1" if dry_run else "0", *batch]
             counts = scripts.run(self.client, "prune_rooms", keys, args)
-            names = [
-                name
-                for room in batch
-                for name in (*(f"room:{room}:{kind}" for kind in KINDS), "rooms")
-            ]
+            names = [f"room:{room}:{kind}" for room in batch for kind in KINDS]
             for name, count in zip(names, counts, strict=True):
                 removed[name] = removed.get(name, 0) + int(count)
+        return removed

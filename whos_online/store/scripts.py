@@ -39,6 +39,7 @@ Arg = str | bytes | int | float
 PRELUDE = "prelude"
 PART = re.compile(r"^--- (.+)$", re.MULTILINE)
 COMMENT = re.compile(r"--.*")
+HERE = "--- prelude"
 
 
 def _read(name: str) -> str:
@@ -76,10 +77,15 @@ def _prelude_for(body: str) -> str:
 
 @functools.cache
 def source_of(name: str) -> tuple[str, str]:
-    """The source of ``lua/<name>.lua``, after the parts of the prelude it
-    uses, and its SHA1, read once."""
+    """The source of ``lua/<name>.lua`` with the parts of the prelude it
+    uses, and its SHA1, read once. The parts go first, or where the script
+    has a line ``--- prelude``: a hot path above it, which needs none of
+    them, returns before Redis defines them."""
     body = _read(name)
-    source = f"{_prelude_for(body)}\n{body}"
+    above, marked, below = body.rpartition(f"{HERE}\n")
+    if not marked:
+        above, below = "", body
+    source = f"{above}{_prelude_for(body)}\n{below}"
     return source, hashlib.sha1(source.encode()).hexdigest()
 
 

@@ -11,7 +11,7 @@ from redis.exceptions import RedisError
 
 from whos_online.store import scripts
 from whos_online.store.keys import Kind, Shard
-from whos_online.store.places import Places, decoded
+from whos_online.store.places import Places
 from whos_online.store.results import LoggedOut, Raised, Sighting, Stamp
 from whos_online.store.scripts import Arg, Call
 
@@ -278,7 +278,8 @@ class Writes(Places):
             shard.where(pk),
             shard.start(),
         ]
-        args: list[Arg] = [pk, device, self.config.guard_seconds]
+        config = self.config
+        args: list[Arg] = [pk, device, config.guard_seconds, config.longest_place + 1]
         was_hidden = scripts.run(self.client, "log_out", keys, args)
         if was_hidden is None:
             return LoggedOut(removed=False, hidden=False)
@@ -287,7 +288,7 @@ class Writes(Places):
     def set_invisible(self, pk: str, invisible: bool) -> bool:
         """Move the user ``pk`` at once to the hidden sets (``invisible``) or
         back, in the site's sets and their rooms' (one round trip, three if
-        in rooms); ``False`` if Redis failed. The database keeps their
+        in rooms too); ``False`` if Redis failed. The database keeps their
         choice: Redis keeps no copy."""
         return self.or_default(
             lambda: self._set_invisible(pk, invisible), False, self.breaker_of(pk)
@@ -301,10 +302,14 @@ class Writes(Places):
             shard.places("users", pk),
             shard.start(),
         ]
-        args: list[Arg] = [pk, "1" if invisible else "0", self.config.window]
-        rooms = scripts.run(self.client, "visibility", keys, args)
-        if rooms:
-            self.move_in_these_rooms(shard, pk, decoded(rooms), hidden=invisible)
+        config = self.config
+        args: list[Arg] = [
+            pk,
+            "1" if invisible else "0",
+            config.window,
+            config.longest_place + 1,
+        ]
+        scripts.run(self.client, "visibility", keys, args)
         return True
 
     def sync_clock(self, shard: int | None = None) -> None:

@@ -36,7 +36,7 @@ local guest, most_members = ARGV[1], tonumber(ARGV[2])
 if redis.call('ZREM', guests, guest) == 1 then
   announce(changes_channel(start), '*')
 end
-leave_everywhere(start, 'guests', guest, places)
+leave_everywhere(start, guest, places)
 if redis.call('SCARD', logins) < most_members then
   redis.call('SADD', logins, guest)
   redis.call('EXPIRE', logins, 172800)

@@ -13,6 +13,7 @@
 -- ARGV[1]  the user's primary key
 -- ARGV[2]  the device that logged out, or ''
 -- ARGV[3]  the guard period, in seconds
+-- ARGV[4]  how long the user's places are kept after their last write
 --
 -- A user who leaves the lists or a room is announced (prelude.lua's
 -- announce).
@@ -20,27 +21,36 @@
 -- Returns false if the user stays online elsewhere, else 1 if they were
 -- hidden, 0 if not. The places they held in rooms are free at once.
 
-local users, hidden, devices, places = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
+local users, hidden, devices, key = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local location, start = KEYS[5], KEYS[6]
 local member, device, guard_seconds = ARGV[1], ARGV[2], tonumber(ARGV[3])
+local longest = ARGV[4]
 
-local now = clock()
+local now = redis.call('TIME')[1]
 if device ~= '' then
   redis.call('ZREM', devices, device)
-  local rooms = {}
-  for _, entry in ipairs(redis.call('ZRANGE', places, 0, -1)) do
-    local room, held = place_of(entry)
-    if held == 'd:' .. device then
-      redis.call('ZREM', places, entry)
-      rooms[room] = true
+  local kind, held = read_held(redis.call('GET', key))
+  local kept, rooms, left = {}, {}, false
+  for _, place in ipairs(held) do
+    if place[1] == 'd:' .. device then
+      left = true
+      for room in string.gmatch(place[3], '%S+') do
+        rooms[room] = true
+      end
+    elseif not is_past(place[2], now) then
+      kept[#kept + 1] = place
     end
   end
-  local live = live_places(places, now)
-  for room in pairs(rooms) do
-    settle(start, 'users', member, live, room)
+  if left then
+    for room in pairs(rooms) do
+      if settle(start, kind, member, kept, room) then
+        announce(changes_channel(start), room)
+      end
+    end
+    write_held(key, kind, kept, longest)
   end
 end
-if redis.call('ZCOUNT', devices, math.floor(now) - guard_seconds, '+inf') > 0 then
+if redis.call('ZCOUNT', devices, tonumber(now) - guard_seconds, '+inf') > 0 then
   return false
 end
 local was_visible = redis.call('ZREM', users, member)
@@ -48,6 +58,6 @@ local was_hidden = redis.call('ZREM', hidden, member)
 if was_visible + was_hidden > 0 then
   announce(changes_channel(start), '*')
 end
-leave_everywhere(start, 'users', member, places)
+leave_everywhere(start, member, key)
 redis.call('DEL', devices, location)
 return was_hidden

@@ -4,291 +4,211 @@
 --
 -- KEYS[1]  the start of the shard's keys, "{tag}:": the rooms' keys are
 --          named from it (prelude.lua), keys of the same hash tag
--- KEYS[2]  the member's places (see keys.Shard.places)
+-- KEYS[2]  the member's places (keys.Shard.places; prelude.lua's read_held)
+-- KEYS[3]  the site's set of the member's kind: a member holds no place
+--          in a public room unless they are in it (admitted online)
 --
 -- ARGV[1]  the kind: users, hidden or guests (crawlers are kept out of rooms)
 -- ARGV[2]  the member
 -- ARGV[3]  the place: "d:<device>" or "t:<tab>"
 -- ARGV[4]  seconds it stays without another word (a device's: the guard
---          period; a tab's: the tab timeout)
+--          period; a tab's: the tab timeout); 0 to leave
 -- ARGV[5]  the place it takes over in these rooms ("d:<device>" for a tab:
 --          its device's places in the tab's rooms), or ''
--- ARGV[6]  the most rooms of a budget in use at once
--- ARGV[7]  the most members the rooms of a budget hold together
--- ARGV[8]  the most places a member holds
+-- ARGV[6]  seconds the longest place lasts, and one more: how long a room's
+--          sets and the member's places are kept after their last write
+-- ARGV[7]  the most places a member holds
+-- ARGV[8]  '1' when the rooms need the member online (public rooms), '0'
+--          for the admin's, which only staff enter
 -- ARGV[9..] the room names
 --
--- The member's presence in a room lasts until the latest of their places
--- there (they count once however many they hold); a place past ARGV[8]
--- frees the member's own place that runs out first.
+-- A member is in a room until the latest of their places there (they
+-- count once however many they hold); a place past ARGV[7] frees the
+-- member's own place that runs out first. Nothing is shared between
+-- members but the rooms' sets: what a member holds bounds what they cost
+-- (docs/data-model.md).
 --
--- Each Redis call a script makes costs a few µs however little it does, and
--- a reader moving thread to thread runs this on every page: the member's
--- places are read once, a room new to its budget is emptied with one DEL,
--- and the budgets' counts, their keys' lives and the announcements are
--- written once, at the end.
+-- A reader moving thread to thread runs this on every page, and each Redis
+-- call, each string or table made, and a reply of tables cost a script
+-- about as much as the renewal ZADD it is measured against: a move is
+-- TIME, GET, ZADD, EXPIRE, ZREM, SET, SPUBLISH, and a ZREMRANGEBYSCORE of
+-- those whose presence ran out when a newcomer joins a room; times are
+-- whole seconds kept as text, compared as text; the reply is one string.
 --
--- Returns {now as "seconds.micros", the rooms entered, the rooms the
--- member is no longer in (a place left them, and no other place of theirs
--- holds them there)}; a room refused because its budget is full is not
--- among those entered.
+-- Returns "+" (in the rooms given) or "-" (refused: not online), then
+-- " <room>" for each room the member is no longer in (a place left it, and
+-- no other place of theirs holds them there).
 
--- The budgets this script joined rooms of, index -> {sizes, members,
--- seconds they are kept at least}: their keys' lives are extended together,
--- once, at the end (write_budgets).
-local budgets_kept = {}
--- Seconds a budget's keys are kept beyond what its rooms need, so that a
--- reader moving on a minute later finds them kept long enough.
-local BUDGET_SLACK = 60
+local start, key = KEYS[1], KEYS[2]
+local kind, member, place = ARGV[1], ARGV[2], ARGV[3]
+local seconds, takes_over, longest = ARGV[4], ARGV[5], ARGV[6]
+local entering = seconds ~= '0' and #ARGV >= 9
 
--- Keep ``key`` for at least ``seconds`` more.
-local function keep_for(key, seconds)
-  if redis.call('TTL', key) < seconds then
-    redis.call('EXPIRE', key, seconds)
-  end
-end
+local now = redis.call('TIME')[1]
+local text = redis.call('GET', key)
 
--- Members whose presence in ``room`` ran out make way; how many.
-local function clear_stale(start, room, now)
-  local left = 0
-  for _, kind in ipairs({'users', 'hidden', 'guests'}) do
-    left = left + redis.call('ZREMRANGEBYSCORE', room_set(start, room, kind), '-inf', now)
-  end
-  freed(start, room, left)
-  if left > 0 then
-    announce(changes_channel(start), room)
-  end
-  return left
-end
-
--- ``rooms`` leave their budget's index: their presence ran out, and their
--- sets' places are free.
-local function forget_rooms(index, sizes, members, rooms)
-  local held = 0
-  for _, name in ipairs(rooms) do
-    held = held + tonumber(redis.call('ZSCORE', sizes, name) or '0')
-  end
-  count_members(members, -held)
-  redis.call('ZREM', index, unpack(rooms))
-  redis.call('ZREM', sizes, unpack(rooms))
-end
-
--- Rooms whose presence ran out leave their budget's index, a hundred at a
--- time.
-local function forget_idle_rooms(index, sizes, members, now)
-  local gone = redis.call('ZRANGE', index, '-inf', now, 'BYSCORE', 'LIMIT', 0, 100)
-  if #gone > 0 then
-    forget_rooms(index, sizes, members, gone)
-  end
-end
-
--- The members the budget counted by ``members`` holds now.
-local function members_held(members)
-  local held = tonumber(redis.call('GET', members) or '0')
-  return held + (members_counted[members] or 0)
-end
-
--- Whether the budget's rooms may take one more member: when they seem full,
--- rooms whose presence ran out leave the index first, then members whose
--- presence ran out make way (from ``room``'s sets unless it is new, then
--- from the rooms whose presence runs out first).
-local function room_for_one(start, room, budget, now, most_members, is_new)
-  local index, sizes, members = budget[1], budget[2], budget[3]
-  if members_held(members) < most_members then
-    return true
-  end
-  forget_idle_rooms(index, sizes, members, now)
-  if not is_new then
-    clear_stale(start, room, now)
-  end
-  if members_held(members) < most_members then
-    return true
-  end
-  for _, name in ipairs(redis.call('ZRANGE', index, 0, 9)) do
-    if name ~= room then
-      clear_stale(start, name, now)
+-- The hot path, a reader moving thread to thread: a device whose one place
+-- is its latest page, in one room, opens a page in one room. It does what
+-- the whole path below does in that case, with no table made and nothing
+-- of the prelude defined.
+local head = kind .. '\n' .. place .. ' '
+if text and entering and #ARGV == 9 and takes_over == '' and string.find(text, head, 1, true) == 1 then
+  local gap = string.find(text, ' ', #head + 1, true)
+  if gap and not string.find(text, '[ \n]', gap + 1) then
+    local was, room = string.sub(text, gap + 1), ARGV[9]
+    local was_till = string.sub(text, #head + 1, gap - 1)
+    local lapsed = #was_till < #now or (#was_till == #now and was_till <= now)
+    -- Whole seconds, rounded up: a place lasts its seconds, and less than
+    -- one more.
+    local till = string.format("%d", now + seconds + 1)
+    local set = start .. 'room:' .. room .. ':' .. kind
+    redis.call('ZADD', set, 'GT', till, member)
+    local changed, reply = nil, '+'
+    if was ~= room or lapsed then
+      redis.call('ZREMRANGEBYSCORE', set, '-inf', now)
+      changed = room
     end
+    redis.call('EXPIRE', set, longest)
+    if was ~= room and redis.call('ZREM', start .. 'room:' .. was .. ':' .. kind, member) == 1 then
+      changed, reply = changed .. ' ' .. was, '+ ' .. was
+    end
+    redis.call('SET', key, head .. till .. ' ' .. room, 'EX', longest)
+    if changed then
+      pcall(redis.call, 'SPUBLISH', start .. 'changes', changed)
+    end
+    return reply
   end
-  return members_held(members) < most_members
 end
 
--- Whether the budget may take ``room``, new to it: when it seems full,
--- rooms whose presence ran out leave the index first.
-local function room_for_a_room(budget, now, most_rooms)
-  local index = budget[1]
-  if redis.call('ZCARD', index) < most_rooms then
-    return true
-  end
-  forget_idle_rooms(index, budget[2], budget[3], now)
-  return redis.call('ZCARD', index) < most_rooms
-end
+--- prelude
 
--- Puts ``member`` (of ``kind``) in ``room`` until ``till``; false when
--- refused. A new room is refused while ``most_rooms`` others of its budget
--- are in use, and a member new to a room while the budget's rooms hold
--- ``most_members``, once members whose presence ran out made way: newcomers
--- wait, and nobody in a room is ever pushed out. Guests get half of each
--- bound, so strangers never fill what users need.
-local function join(start, kind, member, room, till, now, most_rooms, most_members)
-  local index, sizes, members = budget_of(start, room)
-  local budget = {index, sizes, members}
-  if kind == 'guests' then
-    most_rooms, most_members = math.floor(most_rooms / 2), math.floor(most_members / 2)
+if not text then
+  if not entering then
+    return '+'
+  elseif ARGV[8] == '1' and not redis.call('ZSCORE', KEYS[3], member) then
+    return '-'
   end
-  local target = room_set(start, room, kind)
-  local latest = redis.call('ZSCORE', index, room)
-  if latest and tonumber(latest) <= now then
-    forget_rooms(index, sizes, members, {room})
-    latest = nil
-  end
-  local is_new, added, moved = not latest, 0, false
-  if is_new then
-    if not room_for_a_room(budget, now, most_rooms) then
-      return false
-    end
-    -- A room out of the index holds only presence that ran out (the index
-    -- keeps the latest of its members'), freed with it.
-    local sets = sets_of(start, room, 'users')
-    sets[#sets + 1] = room_set(start, room, 'guests')
-    redis.call('DEL', unpack(sets))
-  end
-  if is_new or not redis.call('ZSCORE', target, member) then
-    if not room_for_one(start, room, budget, now, most_members, is_new) then
-      return false
-    end
-    added = 1
-  end
-  if not is_new and kind ~= 'guests' then
-    local other = room_set(start, room, kind == 'users' and 'hidden' or 'users')
-    moved = redis.call('ZREM', other, member) == 1
-    if moved then
-      added = added - 1
-    end
-  end
-  -- A renewal (already in ``target``) announces nothing.
-  if added == 1 or moved then
-    announce(changes_channel(start), room)
-  end
-  local seconds = math.ceil(till - now) + 1
-  redis.call('ZADD', target, 'GT', till, member)
-  redis.call('ZADD', index, 'GT', till, room)
-  if added ~= 0 then
-    redis.call('ZINCRBY', sizes, added, room)
-    count_members(members, added)
-  end
-  if is_new then
-    redis.call('EXPIRE', target, seconds)
-  else
-    keep_for(target, seconds)
-  end
-  local kept = budgets_kept[index] or {sizes, members, 0}
-  kept[3] = math.max(kept[3], seconds)
-  budgets_kept[index] = kept
-  return true
 end
+local kind_held, held = read_held(text)
+-- The kind the member's places and room sets are kept as: theirs now, once
+-- a user whose choice changed moves there (move_kind).
+local stored = kind_held or kind
 
--- The members counts held (hold_changes), each written once; the keys of
--- those just made (a budget whose keys had all gone) -> true.
-local function write_members_counts()
-  local made = {}
-  for key, change in pairs(members_counted) do
-    if change ~= 0 and redis.call('INCRBY', key, change) == change then
-      made[key] = true
-    end
+local wanted = {}
+if entering then
+  for i = 9, #ARGV do
+    wanted[ARGV[i]] = true
   end
-  return made
 end
-
--- The budgets joined keep their keys as long as their rooms need, and a
--- minute more, extended together when the index would go sooner.
-local function write_budgets(counts_made)
-  for index, kept in pairs(budgets_kept) do
-    local sizes, members, seconds = kept[1], kept[2], kept[3]
-    if counts_made[members] or redis.call('TTL', index) < seconds then
-      for _, key in ipairs({index, sizes, members}) do
-        redis.call('EXPIRE', key, seconds + BUDGET_SLACK)
+-- The places kept; the rooms a place gave up (to settle), and those a
+-- place that ran out was in (presence there ran out: rejoining announces).
+local kept, touched, lapsed = {}, {}, {}
+for _, other in ipairs(held) do
+  local holder = other[1]
+  if is_past(other[2], now) then
+    for room in string.gmatch(other[3], '%S+') do
+      touched[room], lapsed[room] = true, true
+    end
+  elseif holder == place then
+    for room in string.gmatch(other[3], '%S+') do
+      touched[room] = true
+    end
+  elseif holder == takes_over and entering then
+    local rest = {}
+    for room in string.gmatch(other[3], '%S+') do
+      if wanted[room] then
+        touched[room] = true
+      else
+        rest[#rest + 1] = room
       end
     end
-  end
-end
-
-local start, places = KEYS[1], KEYS[2]
-local kind, member, place, seconds = ARGV[1], ARGV[2], ARGV[3], tonumber(ARGV[4])
-local takes_over = ARGV[5]
-local most_rooms, most_members = tonumber(ARGV[6]), tonumber(ARGV[7])
-local most_places = tonumber(ARGV[8])
-
-local now, now_text = clock()
-hold_changes()
-local till = now + seconds
-local wanted = {}
-for i = 9, #ARGV do
-  wanted[ARGV[i]] = true
-end
-
--- The member's places, read once: those that ran out or that this place
--- gives up are dropped, the others kept in ``live`` (entry -> until).
-local live, dropped, touched = {}, {}, {}
-local held = redis.call('ZRANGE', places, 0, -1, 'WITHSCORES')
-for i = 1, #held, 2 do
-  local entry, score = held[i], tonumber(held[i + 1])
-  local room, holder = place_of(entry)
-  if score <= now then
-    dropped[#dropped + 1] = entry
-  elseif (holder == place and not wanted[room]) or (holder == takes_over and wanted[room]) then
-    dropped[#dropped + 1] = entry
-    touched[room] = true
+    if #rest > 0 then
+      kept[#kept + 1] = {holder, other[2], table.concat(rest, ' ')}
+    end
   else
-    live[entry] = score
+    kept[#kept + 1] = other
   end
 end
 
-local entered, placed = {}, {}
-for i = 9, #ARGV do
-  local room = ARGV[i]
-  if join(start, kind, member, room, till, now, most_rooms, most_members) then
-    local entry = room .. ' ' .. place
-    live[entry] = till
-    placed[#placed + 1] = till
-    placed[#placed + 1] = entry
-    entered[#entered + 1] = room
+local till = nil
+if entering then
+  till = string.format("%d", now + seconds + 1)  -- as on the hot path
+  kept[#kept + 1] = {place, till, table.concat(ARGV, ' ', 9)}
+end
+
+-- Past the most places a member holds (a room of a device's latest page or
+-- of a tab), those that run out first go (of those that run out in the
+-- same second, the oldest), room by room.
+local most, count = tonumber(ARGV[7]), 0
+for i, kept_place in ipairs(kept) do
+  kept_place[4] = i
+  for _ in string.gmatch(kept_place[3], '%S+') do
+    count = count + 1
+  end
+end
+if count > most then
+  table.sort(kept, function(a, b)
+    if a[2] == b[2] then
+      return a[4] > b[4]
+    end
+    return not is_past(a[2], b[2])
+  end)
+  while count > most do
+    local last = kept[#kept]
+    local rooms = {}
+    for room in string.gmatch(last[3], '%S+') do
+      rooms[#rooms + 1] = room
+    end
+    while #rooms > 0 and count > most do
+      local room = table.remove(rooms)
+      touched[room] = true
+      if last[1] == place then
+        wanted[room] = nil
+      end
+      count = count - 1
+    end
+    if #rooms == 0 then
+      kept[#kept] = nil
+    else
+      last[3] = table.concat(rooms, ' ')
+    end
   end
 end
 
--- Past the most places a member holds, those that run out first go.
-local kept = {}
-for entry, score in pairs(live) do
-  kept[#kept + 1] = {entry, score}
-end
-if #kept > most_places then
-  table.sort(kept, function(a, b) return a[2] < b[2] end)
-  for i = 1, #kept - most_places do
-    local entry = kept[i][1]
-    live[entry] = nil
-    dropped[#dropped + 1] = entry
-    touched[place_of(entry)] = true
+local changed = {}
+if entering then
+  if stored ~= kind then
+    move_kind(start, member, key, kind, longest)
+    stored = kind
+  end
+  for i = 9, #ARGV do
+    local room = ARGV[i]
+    if wanted[room] then
+      local set = room_set(start, room, kind)
+      local added
+      if touched[room] then  -- a place given up here: the latest left says
+        added = redis.call('ZADD', set, latest_in(kept, room), member)
+      else
+        added = redis.call('ZADD', set, 'GT', till, member)
+      end
+      if added == 1 or lapsed[room] or not text then
+        redis.call('ZREMRANGEBYSCORE', set, '-inf', now)
+        changed[#changed + 1] = room
+      end
+      redis.call('EXPIRE', set, longest)
+    end
   end
 end
 
-if #dropped > 0 then
-  redis.call('ZREM', places, unpack(dropped))
-end
-if #placed > 0 then
-  redis.call('ZADD', places, unpack(placed))
-end
-local left = {}
+local reply = '+'
 for room in pairs(touched) do
-  if settle(start, kind, member, live, room) then
-    left[#left + 1] = room
+  if not wanted[room] and settle(start, stored, member, kept, room) then
+    changed[#changed + 1] = room
+    reply = reply .. ' ' .. room
   end
 end
-if #placed > 0 then
-  local last = till
-  for _, score in pairs(live) do
-    last = math.max(last, score)
-  end
-  redis.call('EXPIRE', places, math.ceil(last - now) + 1)
+write_held(key, stored, kept, longest)
+if #changed > 0 then
+  pcall(redis.call, 'SPUBLISH', start .. 'changes', table.concat(changed, ' '))
 end
-write_budgets(write_members_counts())
-announce_held()
-return {now_text, entered, left}
+return reply

@@ -22,57 +22,15 @@ local function location_key(start, pk)
   return start .. 'where:' .. pk
 end
 
---- places_key
-local function places_key(start, kind, member)
-  if kind == 'guests' then
-    return start .. 'places:g:' .. member
-  end
-  return start .. 'places:u:' .. member
-end
-
---- budget_of
--- The rooms index, sizes and members count of the budget ``room`` is kept
--- within: the admin's rooms have their own (keys.budget_of).
-local function budget_of(start, room)
-  local budget = ''
-  if string.find(room, '^admin[:%-]') then
-    budget = 'admin-'
-  end
-  return start .. budget .. 'rooms', start .. budget .. 'room-sizes',
-    start .. budget .. 'room-members'
-end
-
---- sets_of
--- The sets of a room a member of ``kind`` may be in, the set of their kind
--- first: a user's visible and hidden sets (they move between them), or the
--- guests set.
-local function sets_of(start, room, kind)
-  if kind == 'guests' then
-    return {room_set(start, room, 'guests')}
-  elseif kind == 'hidden' then
-    return {room_set(start, room, 'hidden'), room_set(start, room, 'users')}
-  end
-  return {room_set(start, room, 'users'), room_set(start, room, 'hidden')}
-end
-
 --- changes_channel
 -- The channel a shard's changes are announced on (keys.Shard.changes).
 local function changes_channel(start)
   return start .. 'changes'
 end
 
---- announced announcements_held members_counted hold_changes
+--- announced
 -- What this script announced already: each room (or '*') once.
 local announced = {}
--- A script that moves a member between rooms (places.lua) holds its
--- announcements, channel -> names, and its changes to the budgets' members
--- counts, key -> change, and writes each once at the end (hold_changes);
--- every other script writes them at once.
-local announcements_held, members_counted = nil, nil
-
-local function hold_changes()
-  announcements_held, members_counted = {}, {}
-end
 
 --- announce
 -- Tell the web processes listening on ``channel`` that ``what`` (a room's
@@ -87,121 +45,162 @@ local function announce(channel, what)
     return
   end
   announced[what] = true
-  if announcements_held then
-    local names = announcements_held[channel] or {}
-    names[#names + 1] = what
-    announcements_held[channel] = names
-  else
-    pcall(redis.call, 'SPUBLISH', channel, what)
+  pcall(redis.call, 'SPUBLISH', channel, what)
+end
+
+--- read_held
+-- The places a member holds (keys.Shard.places): one string, the member's
+-- kind on its first line, then a line a place,
+-- "<d:device or t:tab> <present until, whole seconds> <room> [<room>...]".
+-- Returns the kind (nil if the member holds none) and the places, each
+-- {place, until as text, rooms as text}.
+local function read_held(text)
+  if not text then
+    return nil, {}
+  end
+  local held, first = {}, string.find(text, '\n', 1, true)
+  if not first then
+    return text, held
+  end
+  local at = first + 1
+  while at <= #text do
+    local stop = (string.find(text, '\n', at, true) or #text + 1)
+    local gap = string.find(text, ' ', at, true)
+    local gap2 = string.find(text, ' ', gap + 1, true)
+    held[#held + 1] = {
+      string.sub(text, at, gap - 1),
+      string.sub(text, gap + 1, gap2 - 1),
+      string.sub(text, gap2 + 1, stop - 1),
+    }
+    at = stop + 1
+  end
+  return string.sub(text, 1, first - 1), held
+end
+
+--- is_past
+-- Whether ``till`` (whole seconds, as text) is no later than ``now`` (the
+-- same): compared as text, which equal lengths allow.
+local function is_past(till, now)
+  if #till ~= #now then
+    return #till < #now
+  end
+  return till <= now
+end
+
+--- holds_room
+-- Whether a place's rooms (as read_held gives them) include ``room``.
+local function holds_room(rooms, room)
+  local at = 1
+  while true do
+    local found = string.find(rooms, room, at, true)
+    if not found then
+      return false
+    end
+    local after = found + #room
+    if (found == 1 or string.byte(rooms, found - 1) == 32)
+        and (after > #rooms or string.byte(rooms, after) == 32) then
+      return true
+    end
+    at = found + 1
   end
 end
 
---- announce_held
--- Send what announce held, one message a channel.
-local function announce_held()
-  for channel, names in pairs(announcements_held) do
-    pcall(redis.call, 'SPUBLISH', channel, table.concat(names, ' '))
+--- write_held
+-- Keep ``held`` (as read_held gives it) as the member's places, for
+-- ``seconds`` at most, or forget them when none is left.
+local function write_held(key, kind, held, seconds)
+  if #held == 0 then
+    redis.call('DEL', key)
+    return
   end
-end
-
---- place_of
--- A place: "<room> <d:device or t:tab>".
-local function place_of(entry)
-  return string.match(entry, '^(%S+) (%S+)$')
-end
-
---- count_members
--- The budget counted by ``members`` holds ``change`` more members.
-local function count_members(members, change)
-  if members_counted then
-    members_counted[members] = (members_counted[members] or 0) + change
-  elseif change ~= 0 then
-    redis.call('INCRBY', members, change)
+  local lines = {kind}
+  for i, place in ipairs(held) do
+    lines[i + 1] = place[1] .. ' ' .. place[2] .. ' ' .. place[3]
   end
-end
-
---- freed
--- ``left`` members left ``room``: its budget no longer holds their places.
-local function freed(start, room, left)
-  if left > 0 then
-    local _, sizes, members = budget_of(start, room)
-    redis.call('ZINCRBY', sizes, -left, room)
-    count_members(members, -left)
-  end
+  redis.call('SET', key, table.concat(lines, '\n'), 'EX', seconds)
 end
 
 --- leave_room
--- ``member`` leaves ``room`` at once: their place in its budget is free,
--- and the room's streams are told.
+-- ``member`` leaves ``room`` at once: out of its set of their kind (their
+-- places say which: move_kind keeps it). Whether they were there; the
+-- caller announces.
 local function leave_room(start, kind, member, room)
-  local left = 0
-  -- A user is in at most one of a room's users and hidden sets.
-  for _, set in ipairs(sets_of(start, room, kind)) do
-    left = redis.call('ZREM', set, member)
-    if left == 1 then
-      break
-    end
-  end
-  freed(start, room, left)
-  if left > 0 then
-    announce(changes_channel(start), room)
-  end
+  return redis.call('ZREM', room_set(start, room, kind), member) == 1
 end
 
---- live_places
--- The member's places that last beyond ``now``, read once: place -> until.
-local function live_places(places, now)
-  local live = {}
-  local held = redis.call('ZRANGE', places, '(' .. now, '+inf', 'BYSCORE', 'WITHSCORES')
-  for i = 1, #held, 2 do
-    live[held[i]] = tonumber(held[i + 1])
+--- latest_in
+-- Until when the latest of ``held``'s places in ``room`` lasts; nil when
+-- none is there.
+local function latest_in(held, room)
+  local till = nil
+  for _, place in ipairs(held) do
+    if (till == nil or not is_past(place[2], till)) and holds_room(place[3], room) then
+      till = place[2]
+    end
   end
-  return live
+  return till
 end
 
 --- settle
--- ``member``'s presence in ``room`` is what their ``live`` places there say
--- (see live_places): until the latest of them, or gone when none is left.
-local function settle(start, kind, member, live, room)
-  local till = nil
-  for entry, score in pairs(live) do
-    if place_of(entry) == room and (till == nil or score > till) then
-      till = score
-    end
-  end
+-- ``member``'s presence in ``room``, which one of their places left, is
+-- what their other places there say (``held``): until the latest of them,
+-- or gone when none is left. Whether they left the room.
+local function settle(start, kind, member, held, room)
+  local till = latest_in(held, room)
   if till == nil then
-    leave_room(start, kind, member, room)
-    return true
+    return leave_room(start, kind, member, room)
   end
-  for _, set in ipairs(sets_of(start, room, kind)) do
-    redis.call('ZADD', set, 'XX', till, member)
-  end
+  redis.call('ZADD', room_set(start, room, kind), 'XX', till, member)
   return false
 end
 
 --- leave_everywhere
--- ``member`` leaves every room they hold a place in, at once.
-local function leave_everywhere(start, kind, member, places)
-  local rooms = {}
-  for _, entry in ipairs(redis.call('ZRANGE', places, 0, -1)) do
-    rooms[place_of(entry)] = true
-  end
-  for room in pairs(rooms) do
-    leave_room(start, kind, member, room)
-  end
-  redis.call('DEL', places)
-end
-
---- rooms_held
--- The rooms ``member`` holds a place in, each once.
-local function rooms_held(places)
-  local seen, rooms = {}, {}
-  for _, entry in ipairs(redis.call('ZRANGE', places, 0, -1)) do
-    local room = place_of(entry)
-    if not seen[room] then
-      seen[room] = true
-      rooms[#rooms + 1] = room
+-- ``member`` leaves every room they hold a place in, at once (announced),
+-- and holds none.
+local function leave_everywhere(start, member, key)
+  local kind, held = read_held(redis.call('GET', key))
+  local seen = {}
+  for _, place in ipairs(held) do
+    for room in string.gmatch(place[3], '%S+') do
+      if not seen[room] then
+        seen[room] = true
+        if leave_room(start, kind, member, room) then
+          announce(changes_channel(start), room)
+        end
+      end
     end
   end
-  return rooms
+  redis.call('DEL', key)
+end
+
+--- move_kind
+-- A user moved between the visible and hidden sets (``to``): in each room
+-- they hold a place in too, keeping until when they are there (the set
+-- they join is kept ``seconds``); the rooms moved.
+local function move_kind(start, member, key, to, seconds)
+  local text = redis.call('GET', key)
+  local kind, held = read_held(text)
+  if kind == nil or kind == to then
+    return {}
+  end
+  local moved, seen = {}, {}
+  for _, place in ipairs(held) do
+    for room in string.gmatch(place[3], '%S+') do
+      if not seen[room] then
+        seen[room] = true
+        local from = room_set(start, room, kind)
+        local till = redis.call('ZSCORE', from, member)
+        if till then
+          local target = room_set(start, room, to)
+          redis.call('ZREM', from, member)
+          redis.call('ZADD', target, till, member)
+          redis.call('EXPIRE', target, seconds)
+          moved[#moved + 1] = room
+          announce(changes_channel(start), room)
+        end
+      end
+    end
+  end
+  redis.call('SET', key, to .. string.sub(text, #kind + 1), 'KEEPTTL')
+  return moved
 end

@@ -11,11 +11,13 @@
 -- ARGV[1]  the user's primary key
 -- ARGV[2]  '1' to appear offline, '0' to appear online
 -- ARGV[3]  the window, in seconds (the expiry of the set they join)
+-- ARGV[4]  how long a room's sets are kept after their last write
 --
--- Returns the rooms the user is in, for the caller to move them there too.
+-- The user moves in each room they hold a place in too (move_kind).
+-- Returns the rooms they moved in.
 
 local users, hidden, places, start = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
-local member, invisible, window = ARGV[1], ARGV[2] == '1', ARGV[3]
+local member, invisible, window, longest = ARGV[1], ARGV[2] == '1', ARGV[3], ARGV[4]
 
 local from, to = users, hidden
 if not invisible then
@@ -28,4 +30,4 @@ if seen then
   redis.call('EXPIRE', to, window)
   announce(changes_channel(start), '*')
 end
-return rooms_held(places)
+return move_kind(start, member, places, invisible and 'hidden' or 'users', longest)
