@@ -1,6 +1,7 @@
 """places.lua alone, as a reader moving thread to thread runs it: µs inside
 Redis (``INFO commandstats``) of a guest and of a user whose device opens a
-room new to them each call, beside floor B (a renewal ZADD into a set of
+room new to them each call, and of a tab's ping renewing its place in its
+room, beside floor B (a renewal ZADD into a set of
 20,000), in a private redis-server. With no web request between the calls
 its figures are steadier than rooms_cost.py's, steady enough to tell apart
 levers of a few µs: name commits whose Lua to measure beside the work tree's.
@@ -31,8 +32,16 @@ from benchmarks.table import ratios  # noqa: E402
 
 LUA = "whos_online/store/lua"
 FLOOR_B = "renewal ZADD (B)"
-# kind, member, place: a guest's device is "d:" (guests have no session)
-READERS = {"guest": ("guests", "192.0.2.77", "d:"), "user": ("users", "7", "d:1f2e")}
+# kind, member, place, the place it takes over, seconds, and whether each
+# call is in a room new to them (a device reading thread after thread) or in
+# the same room (a tab's ping, the room script's, every 45 s). A guest's
+# device is "d:" (guests have no session).
+READERS = {
+    "guest": ("guests", "192.0.2.77", "d:", "", 300, True),
+    "user": ("users", "7", "d:1f2e", "", 300, True),
+    "guest's tab ping": ("guests", "192.0.2.78", "t:Yq3", "d:", 150, False),
+    "user's tab ping": ("users", "8", "t:Yq4", "d:1f2f", 150, False),
+}
 # Before rooms were bounded per member: the rooms and members a budget held,
 # so that no new room was refused.
 BIG = 10**6
@@ -59,24 +68,33 @@ def source(ref: str | None) -> str:
 
 
 class Reader:
-    """A member of one variant's shard, each call in a room new to them."""
+    """A member of one variant's shard, each call in a room new to them or
+    each in the same room (READERS)."""
 
     threads = itertools.count(2 * 10**6)
 
     def __init__(self, client: Any, sha: str, tag: str, who: str, text: str) -> None:
         self.client, self.sha, self.start = client, sha, f"{{{tag}}}:"
-        self.kind, self.member, self.place = READERS[who]
+        self.kind, self.member, self.place, self.takes_over, self.seconds, moving = (
+            READERS[who]
+        )
+        self.rooms = (
+            (f"thread:{n}" for n in self.threads)
+            if moving
+            else itertools.repeat("thread:7")
+        )
         self.budgets = "room-members" in text  # before rooms were bounded per member
         name = "places" if self.budgets else "placed"
         self.places = f"{self.start}{name}:{self.kind[0]}:{self.member}"
 
     def __call__(self) -> None:
-        room = f"thread:{next(self.threads)}"
+        room = next(self.rooms)
         kind, member, place = self.kind, self.member, self.place
+        given = [kind, member, place, self.seconds, self.takes_over]
         if self.budgets:
-            args = [kind, member, place, 300, "", BIG, BIG, 20, room]
+            args = [*given, BIG, BIG, 20, room]
         else:  # kept 301 s, 20 places, a member already in rooms: none refused
-            args = [kind, member, place, 300, "", 301, 20, "0", room]
+            args = [*given, 301, 20, "0", room]
         keys = [self.start, self.places, f"{self.start}{kind}"]
         self.client.evalsha(self.sha, len(keys), *keys, *args)
 
