@@ -13,14 +13,14 @@ but the rooms' sets, so a stranger opening rooms costs nobody else a place.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 from redis import Redis
 
 from whos_online.store import scripts
 from whos_online.store.base import StoreBase
-from whos_online.store.keys import Kind, Shard, is_admin_room
+from whos_online.store.keys import KINDS, Kind, Shard, is_admin_room
 from whos_online.store.scripts import Arg
 
 # The most rooms one page (a device's latest, or a tab's) is in: the first
@@ -128,12 +128,20 @@ class Places(StoreBase):
         scripts.run(self.client, "move_rooms", keys, args)
 
 
-def rooms_kept(client: Redis, shard: Shard) -> list[str]:
-    """The rooms whose sets ``shard`` keeps (some may hold nobody now), by
-    ``SCAN``: a walk of the whole keyspace, for the staff page and prune,
-    never a visitor's page."""
+def room_batches(
+    client: Redis, shard: Shard, *, public: bool = False
+) -> Iterator[tuple[list[str], list[str]]]:
+    """The rooms whose sets ``shard`` keeps (some may hold nobody now; only
+    the public ones if ``public``), a script's worth at a time: their names,
+    and each one's four sets. By ``SCAN``, a walk of the whole keyspace, for
+    the staff page and prune, never a visitor's page."""
     found = client.scan_iter(match=shard.room_keys(), count=1_000)
-    return sorted({shard.room_of(bytes(key).decode()) for key in found})
+    rooms = sorted({shard.room_of(bytes(key).decode()) for key in found})
+    if public:
+        rooms = [room for room in rooms if not is_admin_room(room)]
+    for start in range(0, len(rooms), ROOMS_BATCH):
+        batch = rooms[start : start + ROOMS_BATCH]
+        yield batch, [shard.room_key(room, kind) for room in batch for kind in KINDS]
 
 
 def decoded(names: Any) -> list[str]:

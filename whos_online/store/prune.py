@@ -6,7 +6,7 @@ from __future__ import annotations
 from whos_online.store import scripts
 from whos_online.store.base import StoreBase
 from whos_online.store.keys import KINDS, Kind, Shard
-from whos_online.store.places import ROOMS_BATCH, decoded, rooms_kept
+from whos_online.store.places import decoded, room_batches
 from whos_online.store.results import Pruned
 from whos_online.store.scripts import Arg
 
@@ -85,10 +85,7 @@ class Prune(StoreBase):
     def _prune_rooms(self, shard: Shard, *, dry_run: bool) -> dict[str, int]:
         """The rooms whose sets the shard keeps, a hundred at a time."""
         removed: dict[str, int] = {}
-        rooms = rooms_kept(self.client, shard)
-        for start in range(0, len(rooms), ROOMS_BATCH):
-            batch = rooms[start : start + ROOMS_BATCH]
-            keys = [shard.room_key(room, kind) for room in batch for kind in KINDS]
+        for batch, keys in room_batches(self.client, shard):
             args: list[Arg] = ["1" if dry_run else "0", *batch]
             counts = scripts.run(self.client, "prune_rooms", keys, args)
             names = [f"room:{room}:{kind}" for room in batch for kind in KINDS]

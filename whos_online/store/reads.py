@@ -9,8 +9,8 @@ from typing import Any
 
 from whos_online.store import scripts
 from whos_online.store.base import StoreBase
-from whos_online.store.keys import ESTIMATED, KINDS, Kind, Shard, is_admin_room
-from whos_online.store.places import ROOMS_BATCH, decoded, rooms_kept
+from whos_online.store.keys import ESTIMATED, KINDS, Kind, Shard
+from whos_online.store.places import decoded, room_batches
 from whos_online.store.results import (
     Counts,
     History,
@@ -292,13 +292,11 @@ class Reads(StoreBase):
         return self.or_default(self._rooms, None)
 
     def _rooms(self) -> list[str]:
-        calls = []
-        for shard in self.shards:
-            public = [r for r in rooms_kept(self.client, shard) if not is_admin_room(r)]
-            for start in range(0, len(public), ROOMS_BATCH):
-                batch = public[start : start + ROOMS_BATCH]
-                keys = [shard.room_key(room, kind) for room in batch for kind in KINDS]
-                calls.append(Call("rooms", keys, batch, shard))
+        calls = [
+            Call("rooms", keys, batch, shard)
+            for shard in self.shards
+            for batch, keys in room_batches(self.client, shard, public=True)
+        ]
         if not calls:
             return []
         found, _ = scripts.run_shards(self.client, calls, self.state.shard_breakers)
