@@ -18,7 +18,7 @@ from redis import Redis
 
 from tests import presence
 from tests.conftest import Clock, CommandCounter
-from whos_online import guard
+from whos_online import api, guard
 from whos_online.middleware import WhosOnlineMiddleware
 from whos_online.store import get_store
 
@@ -186,6 +186,18 @@ def test_a_guarded_request_loads_neither_the_session_nor_the_user(
     redis_commands.commands.clear()
     middleware(second)
     assert redis_commands.commands == []
+
+
+def test_a_user_whose_session_ended_is_put_in_no_room_while_their_guard_holds(
+    browser: Client, alice: User
+) -> None:
+    browser.force_login(alice)
+    browser.get("/shared-topic/1/")
+    browser.get("/shared-topic/2/")
+    session_key = browser.cookies[django_settings.SESSION_COOKIE_NAME].value
+    SessionStore(session_key).delete()  # ended on the server: the guard still holds
+    browser.get("/shared-topic/3/")
+    assert api.viewers("topic:3") == []
 
 
 def test_a_guarded_request_whose_page_asks_nothing_of_presence_builds_nothing(

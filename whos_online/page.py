@@ -238,7 +238,9 @@ def nothing_to_write(
     nothing to write for a request whose guard ``held`` (no login or logout,
     no peak to keep, the page's rooms and a user's location those the guard
     says were written; ``made``: the page, if an output made one). When
-    unsure, :meth:`Page.writes_after` decides."""
+    unsure, :meth:`Page.writes_after` decides. A path found so is
+    remembered with the guard's verdict: the next page of that path asks
+    nothing more."""
     session = getattr(request, "session", None)
     if session is not None and session.modified or store.state.peak_seen is not None:
         return False
@@ -246,11 +248,19 @@ def nothing_to_write(
         return False
     if not 200 <= response.status_code < 300:  # inline: the guarded path
         return True
+    urlconf = getattr(request, "urlconf", None)
+    path = request.path_info if urlconf is None else (urlconf, request.path_info)
+    if held.quiet == path:
+        return True
     found: Guard = held.guard  # type: ignore[assignment]  # kept only on a guard
     marks = page_marks(request, store)
     if marks.rooms != found.rooms:
         return False
-    return found.is_guests or not moved(request, found, marks)
+    if found.is_guests or marks.where in ("", found.where):
+        if getattr(request, "resolver_match", None) is not None:
+            held.quiet = path  # its marks are the path's, not a lookup's
+        return True
+    return not moved(request, found, marks)
 
 
 def is_heartbeat(request: HttpRequest) -> bool:

@@ -109,7 +109,7 @@ class Verdict:
     """What a guard cookie was found to be, and for what: the session key
     and, for a guest, the sources of the address (see :func:`verdict_on`)."""
 
-    __slots__ = ("deadline", "guard", "session_key", "sources")
+    __slots__ = ("deadline", "guard", "quiet", "session_key", "sources")
 
     def __init__(
         self, session_key: str, sources: object, found: guard.Guard | None
@@ -122,6 +122,11 @@ class Verdict:
         a record, by what the process knew when it last looked
         (:meth:`~whos_online.state.ServerClock.deadline`); moved on when it
         looks again."""
+        self.quiet: object = None
+        """The page (its path, and its URLconf if the request named one)
+        whose rooms and location label the guard was last found to know:
+        the guarded path's check after the view, remembered for the next
+        page of that path (see :func:`~whos_online.page.nothing_to_write`)."""
 
 
 def verdict_on(
