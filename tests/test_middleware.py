@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import logging
+import time
+from email.utils import parsedate_to_datetime
 from typing import Any
 
 import pytest
@@ -100,6 +102,19 @@ def test_a_guests_guard_is_an_http_only_lax_cookie_kept_for_the_window(
     assert cookie["samesite"] == "Lax"
     assert cookie["max-age"] == 900
     assert not cookie["secure"]
+
+
+@pytest.mark.parametrize("logged_in", [False, True])
+def test_the_guard_expires_for_browsers_without_max_age_when_max_age_says(
+    browser: Client, alice: User, logged_in: bool
+) -> None:
+    if logged_in:
+        browser.force_login(alice)
+    before = time.time()
+    cookie = browser.get("/").cookies[GUARD]
+    expires = parsedate_to_datetime(cookie["expires"]).timestamp()
+    max_age = int(cookie["max-age"])
+    assert before + max_age - 1 <= expires <= time.time() + max_age
 
 
 def test_the_guard_is_secure_on_https(browser: Client) -> None:
