@@ -29,6 +29,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from benchmarks.bench import ROOT, log, redis_server, scratch  # noqa: E402
 from benchmarks.table import ratios  # noqa: E402
+from whos_online.store.scripts import assemble  # noqa: E402
 
 LUA = "whos_online/store/lua"
 FLOOR_B = "renewal ZADD (B)"
@@ -48,8 +49,9 @@ BIG = 10**6
 
 
 def source(ref: str | None) -> str:
-    """places.lua after the prelude, as store/scripts.py sends it, of the work
-    tree (``None``), of a folder or of a commit."""
+    """places.lua with the parts of the prelude it uses, where store/scripts.py
+    puts them (below the hot path), of the work tree (``None``), of a folder
+    or of a commit."""
 
     def read(name: str) -> str:
         if ref is None or Path(ref).is_dir():
@@ -64,7 +66,7 @@ def source(ref: str | None) -> str:
         )
         return shown.stdout
 
-    return f"{read('prelude')}\n{read('places')}"
+    return assemble(read("places"), read("prelude"))
 
 
 class Reader:

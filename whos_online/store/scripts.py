@@ -46,10 +46,10 @@ def _read(name: str) -> str:
     return files(__package__).joinpath("lua", f"{name}.lua").read_text("utf-8")
 
 
-@functools.cache
-def _prelude_parts() -> list[tuple[frozenset[str], str]]:
-    """The prelude's parts, in order: the names each defines, its text."""
-    pieces = PART.split(_read(PRELUDE))[1:]
+def _prelude_parts(prelude: str) -> list[tuple[frozenset[str], str]]:
+    """The parts of the prelude's text, in order: the names each defines,
+    its text."""
+    pieces = PART.split(prelude)[1:]
     return [
         (frozenset(names.split()), text.strip("\n"))
         for names, text in zip(pieces[::2], pieces[1::2], strict=True)
@@ -61,9 +61,8 @@ def _uses(text: str, names: frozenset[str]) -> bool:
     return any(re.search(rf"\b{name}\b", code) for name in names)
 
 
-def _prelude_for(body: str) -> str:
-    """The parts of the prelude ``body`` uses, and those they use."""
-    parts = _prelude_parts()
+def _prelude_for(body: str, parts: list[tuple[frozenset[str], str]]) -> str:
+    """The ``parts`` of the prelude ``body`` uses, and those they use."""
     taken = [False] * len(parts)
     wanted = [body]
     while wanted:
@@ -75,17 +74,22 @@ def _prelude_for(body: str) -> str:
     return "\n\n".join(part for i, (_, part) in enumerate(parts) if taken[i])
 
 
-@functools.cache
-def source_of(name: str) -> tuple[str, str]:
-    """The source of ``lua/<name>.lua`` with the parts of the prelude it
-    uses, and its SHA1, read once. The parts go first, or where the script
-    has a line ``--- prelude``: a hot path above it, which needs none of
-    them, returns before Redis defines them."""
-    body = _read(name)
+def assemble(body: str, prelude: str) -> str:
+    """A script's text as Redis is sent it: the parts of ``prelude`` it
+    uses go first, or where the script has a line ``--- prelude``: a hot
+    path above it, which needs none of them, returns before Redis defines
+    them."""
     above, marked, below = body.rpartition(f"{HERE}\n")
     if not marked:
         above, below = "", body
-    source = f"{above}{_prelude_for(body)}\n{below}"
+    return f"{above}{_prelude_for(body, _prelude_parts(prelude))}\n{below}"
+
+
+@functools.cache
+def source_of(name: str) -> tuple[str, str]:
+    """The source of ``lua/<name>.lua`` as :func:`assemble` makes it, and
+    its SHA1, read once."""
+    source = assemble(_read(name), _read(PRELUDE))
     return source, hashlib.sha1(source.encode()).hexdigest()
 
 
