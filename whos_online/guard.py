@@ -1,12 +1,13 @@
 """The guard cookie: proof that a visitor was recorded a moment ago.
 
 While a guard holds, the middleware sends nothing to Redis and loads
-neither the session nor the user. A guard is
+neither the session nor the user, unless the page moves its visitor (to
+other rooms, or a user to another kind of location). A guard is
 ``"<expires>.<kind>.<generation>.<where>.<rooms>.<mac>"``: kind ``u`` for a
 user recorded among those listed, ``h`` for one recorded among the hidden,
 ``g`` for a guest. ``expires`` is on Redis' clock, so web servers whose
 clocks disagree agree on when it runs out, and ``generation`` names the
-Redis data it holds_until for, so a guard issued before Redis lost its data no
+Redis data it holds for, so a guard issued before Redis lost its data no
 longer holds. ``where`` is a short hash of the user's location (its label)
 as last written, empty when none is known, so a page view of another kind
 records once to move it. ``rooms`` is a short hash of the rooms the visitor

@@ -36,7 +36,7 @@ class ServerClock:
 
     Guards are stamped and checked by Redis' clock, so web servers whose
     clocks disagree agree on when a guard runs out; and a guard names the
-    generation of the data it holds_until for (its *label*: the generation, led
+    generation of the data it holds for (its *label*: the generation, led
     by the shard's number when there are several shards), so after Redis
     loses a shard's data the guards of that shard are void within
     ``CLOCK_REFRESH_SECONDS``, and at once when this process learns it
@@ -95,7 +95,7 @@ class ServerClock:
         return min(self._trusted.get(label, NEVER), server_time - self.offset)
 
     def stale_shard(self, label: str) -> int | None:
-        """The shard a guard of ``label`` holds_until for, if it is time to ask
+        """The shard a guard of ``label`` holds for, if it is time to ask
         Redis about it again; ``None`` if what this process knows is recent
         (or the label names no shard of ours)."""
         shard = self._shard_of(label)

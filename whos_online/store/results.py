@@ -22,7 +22,7 @@ class Sighting:
     """The guest (stored form) who just logged in as this user."""
     last_recorded: float | None = None
     """When this member was last recorded, by Redis' clock, as the caller
-    knows it (a guard names it): a renewal it holds_until for costs plain
+    knows it (a guard names it): a renewal it holds for costs plain
     commands instead of the record script."""
     logged_out: bool = False
     """Whether this guest just logged out: today's figures count them as the
