@@ -125,6 +125,28 @@ def test_requests_that_are_not_page_views_never_overwrite_it(
     assert where(alice) == ("Reading the forum", "/forum/")
 
 
+@pytest.mark.usefixtures("warm_scripts")
+def test_a_guarded_script_fetch_of_a_page_with_another_label_writes_nothing(
+    alices: Client, alice: User, redis_commands: CommandCounter
+) -> None:
+    alices.get("/forum/")
+    alices.get("/forum/")  # guarded, and its guard known to the process
+    redis_commands.reset()
+    alices.get("/members/", headers={"X-Requested-With": "XMLHttpRequest"})
+    assert redis_commands.round_trips == 0
+    assert where(alice) == ("Reading the forum", "/forum/")
+
+
+def test_a_page_a_script_fetched_while_guarded_moves_the_location_once_opened(
+    alices: Client, alice: User
+) -> None:
+    alices.get("/forum/")
+    alices.get("/forum/")  # guarded, and its guard known to the process
+    alices.get("/members/", headers={"X-Requested-With": "XMLHttpRequest"})
+    alices.get("/members/")
+    assert where(alice) == ("Looking at the members", "/members/")
+
+
 def test_the_apps_own_endpoints_never_overwrite_it(
     alices: Client, alice: User, clock: Clock
 ) -> None:
