@@ -67,6 +67,19 @@ def test_a_visit_through_the_middleware_is_scored_by_redis(
     assert score == pytest.approx(redis_time(on_redis_server), abs=1)
 
 
+def test_a_readers_place_in_a_room_is_kept_by_redis_time(
+    on_redis_server: RedisServer, skew: Callable[[float], None]
+) -> None:
+    skew(7 * HOURS)
+    reader = Client(REMOTE_ADDR="192.0.2.1")
+    reader.get("/thread/1/")
+    reader.get("/thread/2/")  # a move, by the time the process learnt from Redis
+    with on_redis_server.client() as client:
+        until = client.zscore(presence.key("guests", "thread:2"), "192.0.2.1")
+    guard = 300
+    assert until == pytest.approx(redis_time(on_redis_server) + guard + 1, abs=2)
+
+
 def test_web_servers_with_skewed_clocks_agree_on_who_was_seen_last(
     on_redis_server: RedisServer, skew: Callable[[float], None]
 ) -> None:

@@ -20,7 +20,9 @@
 -- ARGV[7]  the most places a member holds
 -- ARGV[8]  '1' when the rooms need the member online (public rooms), '0'
 --          for the admin's, which only staff enter
--- ARGV[9..] the room names
+-- ARGV[9]  Redis' time in whole seconds as the caller learnt it lately
+--          (Writes._renewed uses the same), or '' to ask Redis (TIME)
+-- ARGV[10..] the room names
 --
 -- A member is in a room until the latest of their places there (they
 -- count once however many they hold); a place past ARGV[7] frees the
@@ -31,8 +33,9 @@
 -- A reader moving thread to thread runs this on every page, and each Redis
 -- call, each string or table made, and a reply of tables cost a script
 -- about as much as the renewal ZADD it is measured against: a move is
--- TIME, GET, ZADD, EXPIRE, ZREM, SET, SPUBLISH, and a ZREMRANGEBYSCORE of
--- those whose presence ran out when a newcomer joins a room; times are
+-- GET, ZADD, EXPIRE, ZREM, SET, SPUBLISH, and a ZREMRANGEBYSCORE of those
+-- whose presence ran out when a newcomer joins a room (TIME too, when the
+-- caller knows no time); times are
 -- whole seconds kept as text, compared as text; the reply is one string.
 --
 -- Returns "+" (in the rooms given) or "-" (refused: not online), then
@@ -42,9 +45,12 @@
 local start, key = KEYS[1], KEYS[2]
 local kind, member, place = ARGV[1], ARGV[2], ARGV[3]
 local seconds, takes_over, longest = ARGV[4], ARGV[5], ARGV[6]
-local entering = seconds ~= '0' and #ARGV >= 9
+local entering = seconds ~= '0' and #ARGV >= 10
 
-local now = redis.call('TIME')[1]
+local now = ARGV[9]
+if now == '' then
+  now = redis.call('TIME')[1]
+end
 local text = redis.call('GET', key)
 
 -- The hot path, a reader moving thread to thread: a device whose one place
@@ -52,10 +58,10 @@ local text = redis.call('GET', key)
 -- the whole path below does in that case, with no table made and nothing
 -- of the prelude defined.
 local head = kind .. '\n' .. place .. ' '
-if text and entering and #ARGV == 9 and takes_over == '' and string.find(text, head, 1, true) == 1 then
+if text and entering and #ARGV == 10 and takes_over == '' and string.find(text, head, 1, true) == 1 then
   local gap = string.find(text, ' ', #head + 1, true)
   if gap and not string.find(text, '[ \n]', gap + 1) then
-    local was, room = string.sub(text, gap + 1), ARGV[9]
+    local was, room = string.sub(text, gap + 1), ARGV[10]
     local was_till = string.sub(text, #head + 1, gap - 1)
     local lapsed = #was_till < #now or (#was_till == #now and was_till <= now)
     -- Whole seconds, rounded up: a place lasts its seconds, and less than
@@ -96,7 +102,7 @@ local stored = kind_held or kind
 
 local wanted = {}
 if entering then
-  for i = 9, #ARGV do
+  for i = 10, #ARGV do
     wanted[ARGV[i]] = true
   end
 end
@@ -133,7 +139,7 @@ end
 local till = nil
 if entering then
   till = string.format("%d", now + seconds + 1)  -- as on the hot path
-  kept[#kept + 1] = {place, till, table.concat(ARGV, ' ', 9)}
+  kept[#kept + 1] = {place, till, table.concat(ARGV, ' ', 10)}
 end
 
 -- Past the most places a member holds (a room of a device's latest page or
@@ -181,7 +187,7 @@ if entering then
     move_kind(start, member, key, kind, longest)
     stored = kind
   end
-  for i = 9, #ARGV do
+  for i = 10, #ARGV do
     local room = ARGV[i]
     if wanted[room] then
       local set = room_set(start, room, kind)
