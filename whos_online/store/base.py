@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import math
 from collections.abc import Callable, Sequence
 from typing import TypeVar
 
@@ -119,6 +120,15 @@ class StoreBase:
             session_key.encode(), key=self.config.guard_key, digest_size=9
         )
         return digest.hexdigest()
+
+    def learnt_now(self, shard: Shard) -> float | None:
+        """Redis' time as this process learnt it in the past few seconds,
+        for the data ``shard`` holds now; ``None`` when it knows none, for
+        the caller to ask Redis."""
+        clock = self.state.clock
+        if not clock.holds_until(clock.label(shard.index), math.inf):
+            return None
+        return clock.now()
 
     def minute(self) -> int:
         """This minute by Redis' clock as this process knows it."""

@@ -13,7 +13,6 @@ but the rooms' sets, so a stranger opening rooms costs nobody else a place.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterator, Sequence
 from typing import Any
 
@@ -121,10 +120,8 @@ class Places(StoreBase):
         """Redis' time in whole seconds, as this process learnt it lately
         (as a renewal scores by it), or ``""`` for the script to ask: a
         ``TIME`` is nearly 8% of what a move costs Redis."""
-        clock = self.state.clock
-        if not clock.holds_until(clock.label(shard.index), math.inf):
-            return ""
-        return str(int(clock.now()))
+        now = self.learnt_now(shard)
+        return "" if now is None else str(int(now))
 
     def move_in_rooms(self, shard: Shard, pk: str, hidden: bool) -> None:
         """Move the user ``pk`` to the hidden set of each room they are in

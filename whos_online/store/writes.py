@@ -3,7 +3,6 @@ mode. Each is one round trip but where a docstring says otherwise."""
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from typing import Any
 
@@ -108,17 +107,16 @@ class Writes(Places):
         for, or Redis' answer shows the member is not where a renewal would
         leave them: the script records them then. The score is Redis' time as
         this process learnt it in the past few seconds."""
-        clock, config = self.state.clock, self.config
-        label = clock.label(shard.index)
-        last = sighting.last_recorded
+        config, last = self.config, sighting.last_recorded
         if (
             last is None
             or sighting.kind == "bots"  # no guard names a bot's record
             or sighting.left_guest
-            or not clock.holds_until(label, math.inf)
         ):
             return None
-        now = clock.now()
+        now = self.learnt_now(shard)
+        if now is None:
+            return None
         if now - last > config.window - RENEWAL_MARGIN or last < now - now % 86400:
             return None
         minute = int(now // 60)
@@ -130,7 +128,7 @@ class Writes(Places):
             self.state.minutes_asked[shard.index] = minute
             if replies[-1]:
                 self._tick(shard, minute)
-        return Stamp(now, label, entered=False)
+        return Stamp(now, self.state.clock.label(shard.index), entered=False)
 
     def _renewal(
         self, shard: Shard, sighting: Sighting, now: float, asks_tick: bool

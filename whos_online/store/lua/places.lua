@@ -35,8 +35,8 @@
 -- about as much as the renewal ZADD it is measured against: a move is
 -- GET, ZADD, EXPIRE, ZREM, SET, SPUBLISH, and a ZREMRANGEBYSCORE of those
 -- whose presence ran out when a newcomer joins a room (TIME too, when the
--- caller knows no time); times are
--- whole seconds kept as text, compared as text; the reply is one string.
+-- caller knows no time); times are whole seconds kept as text, compared as
+-- text; the reply is one string.
 --
 -- Returns "+" (in the rooms given) or "-" (refused: not online), then
 -- " <room>" for each room the member is no longer in (a place left it, and
