@@ -1,8 +1,9 @@
-"""places.lua alone, as a reader moving thread to thread runs it: µs inside
-Redis (``INFO commandstats``) of a guest and of a user whose device opens a
-room new to them each call, and of a tab's ping renewing its place in its
-room, beside floor B (a renewal ZADD into a set of
-20,000), in a private redis-server. With no web request between the calls
+"""places.lua alone: µs inside Redis (``INFO commandstats``) of a guest and
+of a user whose device opens a room new to them each call (since a device's
+move is plain commands, store/places.py, this is the move of a device whose
+guard named no rooms), and of a tab's ping renewing its place in its room,
+beside floor B (a renewal ZADD into a set of 20,000), in a private
+redis-server. With no web request between the calls
 its figures are steadier than rooms_cost.py's, steady enough to tell apart
 levers of a few µs: name commits whose Lua to measure beside the work tree's.
 
@@ -66,7 +67,13 @@ def source(ref: str | None) -> str:
         )
         return shown.stdout
 
-    return assemble(read("places"), read("prelude"))
+    body, prelude = read("places"), read("prelude")
+    # Before a device's move was plain commands, places.lua carried a hot
+    # path above a line "--- prelude", where the store put the prelude.
+    above, marked, below = body.rpartition("--- prelude\n")
+    if marked:
+        return f"{above}{assemble(below, prelude)}"
+    return assemble(body, prelude)
 
 
 class Reader:
@@ -88,6 +95,11 @@ class Reader:
         self.budgets = "room-members" in text  # before rooms were bounded per member
         self.told_now = "ARGV[10..] the room names" in text  # the caller's time
         name = "places" if self.budgets else "placed"
+        if "keys.Shard.tabs" in text:  # a device's place a key of its own
+            name = "tabs"
+            # A user's device holds a place only once recorded.
+            device = self.place.removeprefix("d:") or self.takes_over[2:]
+            client.zadd(f"{self.start}devices:{self.member}", {device: time.time()})
         self.places = f"{self.start}{name}:{self.kind[0]}:{self.member}"
 
     def __call__(self) -> None:

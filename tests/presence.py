@@ -43,6 +43,12 @@ def key(name: str, room: str | None = None, kind: Kind = "users") -> str:
     return get_store().key(name)
 
 
+def members_of(entries: Iterable[bytes]) -> list[str]:
+    """The members a set's entries (as Redis holds them) are of, each once:
+    a room's entries are places, "<place> <member>" (docs/data-model.md)."""
+    return list(dict.fromkeys(e.decode().split(" ", 1)[-1] for e in entries))
+
+
 def record(
     kind: Kind,
     member: str,
@@ -84,8 +90,9 @@ def record_in_room(room: str, kind: Kind, member: str) -> list[str] | None:
     whose latest page is in it (a device per room, so one member may be put
     in several), as a page view does; the rooms entered, ``None`` when
     refused or Redis failed."""
-    record(kind, member)
-    return get_store().enter_rooms(kind, member, f"test-{room}", [room]) or None
+    device = f"test-{room}"
+    record(kind, member, device=device)
+    return get_store().enter_rooms(kind, member, device, [room]) or None
 
 
 def enter_rooms(kind: Kind, member: str, device: str, rooms: list[str]) -> list[str]:

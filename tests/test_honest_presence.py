@@ -29,7 +29,7 @@ GUARD = "whos_online"
 
 def members(redis_client: Redis, kind: str, room: str | None = None) -> list[str]:
     found: list[bytes] = redis_client.zrange(presence.key(kind, room), 0, -1)  # type: ignore[assignment]
-    return [member.decode() for member in found]
+    return presence.members_of(found)
 
 
 def another_process() -> None:

@@ -26,7 +26,7 @@ from tests.redis_servers import (
 from whos_online import api
 from whos_online.conf import get_config
 from whos_online.models import Visibility
-from whos_online.store.places import PLACES_PER_MEMBER
+from whos_online.store.places import DEVICES_PER_USER
 
 __all__ = ["on_redis_server", "redis_server"]  # fixtures, used by name
 
@@ -148,13 +148,13 @@ def test_rooms_hold_only_members_the_capped_sets_let_in(
     assert held == 10 + 10  # the users' set's and the guests'
 
 
-def test_a_member_holds_a_bounded_number_of_places() -> None:
-    for n in range(PLACES_PER_MEMBER * 3):
+def test_a_user_holds_places_from_a_bounded_number_of_devices() -> None:
+    for n in range(DEVICES_PER_USER * 3):  # each from a device of its own
         presence.record_in_room(f"thread:{n}", "users", "1")
     held = sum(
         presence.snapshot(0, room=room).counts.total for room in presence.rooms()
     )
-    assert held == PLACES_PER_MEMBER
+    assert held == DEVICES_PER_USER
 
 
 def test_a_full_site_refuses_newcomers_their_rooms(settings: SettingsWrapper) -> None:

@@ -545,8 +545,8 @@ def test_prune_covers_rooms(
 ) -> None:
     presence.record_in_room("thread:1", "users", "1")
     stale = server_now() - 1000
-    redis_client.zadd(presence.key("users", "thread:1"), {"2": stale})
-    redis_client.zadd(presence.key("users", "thread:gone"), {"3": stale})
+    redis_client.zadd(presence.key("users", "thread:1"), {"d:phone 2": stale})
+    redis_client.zadd(presence.key("users", "thread:gone"), {"d:phone 3": stale})
     removed = presence.prune().removed
     assert removed["room:thread:1:users"] == 1
     assert removed["room:thread:gone:users"] == 1

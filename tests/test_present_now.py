@@ -5,17 +5,22 @@ open, and nobody stays for the window after they went elsewhere."""
 from __future__ import annotations
 
 import re
+from typing import Any
 
 import pytest
 from django.contrib.auth.models import AnonymousUser, User
 from django.template import engines
 from django.test import Client, RequestFactory
 from pytest_django.fixtures import Settings as SettingsWrapper
+from redis import Redis
+from redis.exceptions import ResponseError
 
+from tests import presence
 from tests.conftest import Clock, CommandCounter
 from whos_online import api
 from whos_online.conf import get_config
 from whos_online.models import Visibility
+from whos_online.store import get_store
 
 pytestmark = pytest.mark.django_db
 
@@ -79,6 +84,80 @@ def test_a_guest_who_opens_another_thread_leaves_the_old_one_at_once() -> None:
     client.get("/thread/2/")
     assert people_in("thread:1") == 0
     assert people_in("thread:2") == 1
+
+
+def test_a_reader_of_rooms_with_long_names_leaves_the_old_one_at_once() -> None:
+    """A guard names the rooms it was recorded in up to a length, else keeps
+    a hash of them: a move from those goes the longer way, as surely."""
+    client, long = reader(), 10**70
+    client.get(f"/thread/{long + 1}/")
+    client.get(f"/thread/{long + 2}/")
+    assert people_in(f"thread:{long + 1}") == 0
+    assert people_in(f"thread:{long + 2}") == 1
+
+
+def test_a_tab_of_the_browser_that_moved_it_meanwhile_leaves_no_trace(
+    alice: User,
+) -> None:
+    """Two tabs share the browser's cookies: a page answered in one after
+    the other's was sent, with the guard the browser had before, moves the
+    device out of the rooms Redis holds it in, not only those its guard
+    named."""
+    first = reader(alice)
+    first.get("/thread/1/")
+    second = reader()
+    second.cookies = type(first.cookies)(first.cookies)  # the jar as it was
+    second.get("/thread/2/")  # sent later, answered first
+    first.get("/thread/3/")  # its guard still says thread 1
+    assert viewing("thread:2") == []
+    assert viewing("thread:3") == ["alice"]
+
+
+def test_a_move_redis_refuses_answers_the_page_and_is_made_at_the_next_one(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    client = reader()
+    client.get("/thread/1/")
+    store_client = get_store().client
+    pipeline = store_client.pipeline
+
+    def refusing(*args: Any, **options: Any) -> Any:
+        pipe = pipeline(*args, **options)
+
+        def refused(raise_on_error: bool = True) -> list[Exception]:
+            return [ResponseError("OOM command not allowed")] * len(pipe.command_stack)
+
+        pipe.execute = refused  # type: ignore[method-assign]  # as at maxmemory
+        return pipe
+
+    with monkeypatch.context() as patched:
+        patched.setattr(store_client, "pipeline", refusing)
+        assert client.get("/thread/2/").status_code == 200
+    assert people_in("thread:1") == 1  # not moved, for now
+    client.get("/thread/3/")
+    assert (people_in("thread:1"), people_in("thread:3")) == (0, 1)
+
+
+def test_a_users_device_past_their_five_seen_latest_holds_no_place(
+    alice: User,
+) -> None:
+    oldest = reader(alice)
+    oldest.get("/thread/1/")
+    for n in range(5):  # five more devices of hers, seen since
+        reader(alice, f"192.0.2.{20 + n}").get("/")
+    assert viewing("thread:1") == []
+    oldest.get("/thread/2/")  # its guard still holds
+    assert viewing("thread:2") == []
+
+
+def test_a_guest_redis_no_longer_holds_online_is_put_in_no_room(
+    redis_client: Redis,
+) -> None:
+    client = reader()
+    client.get("/")
+    redis_client.delete(presence.key("guests"))  # as if Redis lost it
+    client.get("/thread/1/")  # its guard still holds
+    assert people_in("thread:1") == 0
 
 
 def test_a_reader_who_opens_a_page_in_no_room_leaves_the_thread(alice: User) -> None:

@@ -21,14 +21,15 @@ from tests.conftest import CommandCounter
 from whos_online import checks, url_checks
 from whos_online.conf import get_config
 from whos_online.store import get_store
-from whos_online.store.places import PLACES_PER_MEMBER
+from whos_online.store.places import DEVICES_PER_USER, ROOMS_IN_TABS
 from whos_online.tokens import room_from_token, room_token
 
 pytestmark = pytest.mark.django_db
 
 
 def room_members(redis_client: Redis, kind: str, room: str) -> list[bytes]:
-    return redis_client.zrange(presence.key(kind, room), 0, -1)  # type: ignore[return-value]
+    found = redis_client.zrange(presence.key(kind, room), 0, -1)
+    return [member.encode() for member in presence.members_of(found)]  # type: ignore[arg-type]
 
 
 def test_the_decorator_records_the_visitor_in_the_formatted_room(
@@ -287,10 +288,11 @@ def test_a_guarded_page_of_another_room_records_it_once(
     browser: Client, redis_client: Redis, redis_commands: CommandCounter
 ) -> None:
     browser.get("/topic/1/")
-    redis_commands.commands.clear()
+    redis_commands.reset()
     browser.get("/topic/2/")
     browser.get("/topic/2/")
-    assert redis_commands.commands == ["EVALSHA"]
+    assert redis_commands.round_trips == 1
+    assert "EVALSHA" not in redis_commands.commands  # plain commands
     assert room_members(redis_client, "guests", "topic:2") == [b"127.0.0.1"]
 
 
@@ -381,25 +383,25 @@ def test_appearing_offline_leaves_the_public_list_of_every_room_read(
     )
 
 
-def test_past_the_most_places_a_user_holds_they_leave_the_one_that_ends_first(
+def test_past_five_devices_the_one_seen_least_lately_leaves_its_rooms(
     alice: User, redis_client: Redis
 ) -> None:
-    most = PLACES_PER_MEMBER
-    for n in range(1, most + 2):
+    most = DEVICES_PER_USER
+    for n in range(1, most + 2):  # each from a device of its own
         presence.record_in_room(f"thread:{n}", "users", str(alice.pk))
     assert rooms_listing(redis_client, "users", most + 1) == list(range(2, most + 2))
 
 
-def test_past_the_most_places_a_member_loses_a_room_of_the_page_ending_first(
+def test_past_the_most_rooms_a_members_tabs_hold_the_tab_ending_first_loses_one(
     alice: User,
 ) -> None:
     store, pk = get_store(), str(alice.pk)
     presence.record_user(pk)
     store.keep_tab("users", pk, "laptop", "tab1", [f"a{n}" for n in range(10)], 30)
     store.keep_tab("users", pk, "laptop", "tab2", [f"b{n}" for n in range(10)], 60)
-    store.enter_rooms("users", pk, "phone", ["c"])
+    store.keep_tab("users", pk, "laptop", "tab3", ["c"], 90)
     in_rooms = {room for room in presence.rooms() if answered_in(room, pk)}
-    assert len(in_rooms) == PLACES_PER_MEMBER
+    assert len(in_rooms) == ROOMS_IN_TABS
     assert {f"b{n}" for n in range(10)} | {"c"} <= in_rooms
 
 

@@ -23,8 +23,8 @@ def test_the_record_script_carries_what_it_announces_with_and_nothing_of_rooms()
     None
 ):
     assert "announce" in defined("record")
-    assert "settle" not in defined("record")
+    assert "places_of" not in defined("record")
 
 
 def test_a_part_brings_the_parts_it_uses() -> None:
-    assert {"leave_everywhere", "leave_room", "announce"} <= defined("forget_guest")
+    assert {"leave_everywhere", "places_of", "announce"} <= defined("forget_guest")

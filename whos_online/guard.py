@@ -3,20 +3,21 @@
 While a guard holds, the middleware sends nothing to Redis and loads
 neither the session nor the user, unless the page moves its visitor (to
 other rooms, or a user to another kind of location). A guard is
-``"<expires>.<kind>.<generation>.<where>.<rooms>.<mac>"``: kind ``u`` for a
+``"<expires>.<kind>.<generation>.<where>.<mac>.<rooms>"``: kind ``u`` for a
 user recorded among those listed, ``h`` for one recorded among the hidden,
 ``g`` for a guest. ``expires`` is on Redis' clock, so web servers whose
 clocks disagree agree on when it runs out, and ``generation`` names the
 Redis data it holds for, so a guard issued before Redis lost its data no
 longer holds. ``where`` is a short hash of the user's location (its label)
 as last written, empty when none is known, so a page view of another kind
-records once to move it. ``rooms`` is a short hash of the rooms the visitor
-was last recorded in, so a guarded page of the same rooms records nothing
-and one of other rooms records them once. The MAC (keyed BLAKE2b under a
-key derived from ``SECRET_KEY``) covers those fields, the visitor's session
-key and, for a guest, the client address: logging in or out changes the
-session key, and with it the guard is void. A guard that does not verify,
-for whatever reason, counts as absent.
+records once to move it. ``rooms`` names the rooms the visitor was last
+recorded in (a hash of them where the names are long: ``marks.rooms_mark``),
+so a guarded page of the same rooms records nothing, and one of other rooms
+moves the device out of the rooms named with plain commands. The MAC (keyed
+BLAKE2b under a key derived from ``SECRET_KEY``) covers those fields, the
+visitor's session key and, for a guest, the client address: logging in or
+out changes the session key, and with it the guard is void. A guard that
+does not verify, for whatever reason, counts as absent.
 
 A user's guard cookie outlives its guard period (it lasts as long as the
 session cookie): once run out it no longer spares Redis, but it still
@@ -39,7 +40,7 @@ from whos_online.conf import Config
 from whos_online.state import ServerClock
 
 # Longer than any guard we write; a bigger cookie is not looked at.
-MAX_GUARD_LENGTH = 160
+MAX_GUARD_LENGTH = 200
 
 
 class Guard(NamedTuple):
@@ -52,7 +53,7 @@ class Guard(NamedTuple):
     """The :func:`mark` of the location (label) last written for the user
     (``""``: none known, and always for a guest)."""
     rooms: str = ""
-    """The :func:`mark` of the rooms the visitor was last recorded in."""
+    """The rooms the visitor was last recorded in (``marks.rooms_mark``)."""
     is_hidden: bool = False
     """Whether the user was last recorded among the hidden (by choice or by
     ``WHOS_ONLINE_IS_HIDDEN``): the one set a renewal touches."""
@@ -88,12 +89,13 @@ def read(
 
 
 def _verify(config: Config, raw: str, session_key: str, address: str) -> Guard | None:
-    fields = raw.split(".")
+    # The rooms' names, last, may hold dots.
+    fields = raw.split(".", 5)
     # The cookie is the visitor's to write: compare_digest raises on text
     # that is not ASCII.
     if len(fields) != 6 or not raw.isascii():
         return None
-    expires, kind, generation, where, rooms, mac = fields
+    expires, kind, generation, where, mac, rooms = fields
     if not expires.isdigit() or kind not in ("u", "h", "g"):
         return None
     if kind == "g" and where:
@@ -123,8 +125,8 @@ def issue(
     For a guest, give the client ``guest_address`` the guard must be
     presented with; for a user, ``where``: the :func:`mark` of their
     location as last written, and ``hidden``: whether they were recorded
-    among the hidden. ``rooms``: the :func:`mark` of the rooms they
-    were last recorded in.
+    among the hidden. ``rooms``: the rooms they were last recorded in
+    (``marks.rooms_mark``).
     """
     seconds = config.guard_seconds
     if seconds <= 0:
@@ -140,7 +142,7 @@ def issue(
     mac = _mac(config, expires, kind, generation, marks, address, session_key)
     response.set_cookie(
         config.guard_cookie_name,
-        f"{expires}.{kind}.{generation}.{where}.{rooms}.{mac}",
+        f"{expires}.{kind}.{generation}.{where}.{mac}.{rooms}",
         max_age=max_age,
         expires=None if max_age is None else expires_date(int(time.time()) + max_age),
         path=config.cookie_path,

@@ -116,12 +116,28 @@ def refuse_bad_room(room: object) -> bool:
     return True
 
 
+# Rooms named in a guard at most this long together; more are kept as a
+# hash, and a move from them goes through places.lua.
+MAX_NAMED_ROOMS = 64
+
+
 def rooms_mark(rooms: AbstractSet[str]) -> str:
     """What a guard keeps of the rooms a visitor was recorded in (``""``:
-    none)."""
+    none): their names, so a move from them is plain commands
+    (``store/places.py``), or a hash of them where the names are long."""
     if not rooms:
         return ""
-    return guard.mark("\n".join(sorted(rooms)) if len(rooms) > 1 else min(rooms))
+    names = "~".join(sorted(rooms))
+    if len(names) <= MAX_NAMED_ROOMS:
+        return names
+    return "#" + guard.mark("\n".join(sorted(rooms)))
+
+
+def rooms_named(mark: str) -> list[str] | None:
+    """The rooms a :func:`rooms_mark` names; ``None`` where it is a hash."""
+    if mark.startswith("#"):
+        return None
+    return mark.split("~") if mark else []
 
 
 def answered(response: HttpResponseBase) -> bool:

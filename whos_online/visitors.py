@@ -23,7 +23,7 @@ from whos_online import guard, locations, signals
 from whos_online.addresses import client_address
 from whos_online.bots import bot_name
 from whos_online.gate import recorded_hidden
-from whos_online.marks import answered, rooms_mark
+from whos_online.marks import answered, rooms_mark, rooms_named
 from whos_online.privacy import daily_key, stored_address
 from whos_online.seen import Cookies, guard_address, mark_of, session_changed
 from whos_online.store import Kind, Raised, Sighting, Stamp
@@ -73,6 +73,8 @@ class Visit:
         self.rooms = "" if seen.guard is None else seen.guard.rooms
         """The mark of the rooms the visitor was last recorded in, as far as
         this browser knows."""
+        self.rooms_known = seen.guard is not None
+        """Whether the guard told the rooms the device is in."""
 
     @property
     def is_guarded(self) -> bool:
@@ -167,6 +169,7 @@ class Visit:
         self.session_key = Cookies(self.request, self.store).session_key
         # A new identity: where it is stored, and in which rooms, is not known.
         self.where = self.rooms = ""
+        self.rooms_known = False
         self.visitor = after = self._resolve()
         self.stamp = self.recorded = None
         if after is None or not after.is_person:
@@ -317,8 +320,9 @@ class Visit:
         :meth:`note_rooms` then tells the guard."""
         visitor = self.visitor
         if visitor is not None and visitor.is_person:
+            was = rooms_named(self.rooms) if self.rooms_known else None
             self.store.enter_rooms(
-                visitor.kind, visitor.member, self.device, sorted(rooms)
+                visitor.kind, visitor.member, self.device, sorted(rooms), was
             )
 
     def issue_guard(self, response: HttpResponseBase) -> None:

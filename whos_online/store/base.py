@@ -102,6 +102,11 @@ class StoreBase:
         for shows_hidden in (False, True):
             self.state.snapshots.forget((room, shows_hidden))
 
+    def keeps_snapshot(self, room: str) -> bool:
+        """Whether this process shares a snapshot of ``room``."""
+        snapshots = self.state.snapshots
+        return (room, False) in snapshots or (room, True) in snapshots
+
     def follow_in_snapshots(
         self, room: str, kind: Kind, member: str, *, joined: bool
     ) -> None:

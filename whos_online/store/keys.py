@@ -31,6 +31,10 @@ ROOM_NAME = re.compile(r"[A-Za-z0-9_.:\-]{1,100}")
 ADMIN_ROOM = re.compile(r"admin[:\-]")
 
 
+def _letter(kind: Kind) -> str:
+    return "u" if kind in ("users", "hidden") else kind[0]
+
+
 def is_admin_room(name: str) -> bool:
     return ADMIN_ROOM.match(name) is not None
 
@@ -86,12 +90,17 @@ class Shard:
         """Where a user is: "label<TAB>path"."""
         return self.key(f"where:{pk}")
 
-    def places(self, kind: Kind, member: str) -> str:
-        """The places a member holds in rooms, one per device and per tab,
-        each with the rooms it is in and until when (prelude.lua's
-        read_held). A user's (kinds users and hidden) are kept apart from a
-        guest's."""
-        return self.key(f"placed:{'g' if kind == 'guests' else 'u'}:{member}")
+    def tabs(self, kind: Kind, member: str) -> str:
+        """The places a member's tabs hold in rooms, each with its rooms and
+        until when (prelude.lua's read_held). A user's (kinds users and
+        hidden) are kept apart from a guest's and a bot's."""
+        return self.key(f"tabs:{_letter(kind)}:{member}")
+
+    def device_place(self, kind: Kind, member: str, device: str) -> str:
+        """The place a member's device holds: the rooms of the page it
+        opened last, until when, and the kind it is kept as (prelude.lua's
+        read_device)."""
+        return self.key(f"dev:{_letter(kind)}:{device}:{member}")
 
     def changes(self) -> str:
         """The pub/sub channel (sharded, on Redis 7) where the shard's

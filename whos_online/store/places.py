@@ -14,7 +14,7 @@ but the rooms' sets, so a stranger opening rooms costs nobody else a place.
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 from redis import Redis
 
@@ -24,25 +24,38 @@ from whos_online.store.keys import KINDS, Kind, Shard, is_admin_room
 from whos_online.store.scripts import Arg
 
 # The most rooms one page (a device's latest, or a tab's) is in: the first
-# of them by name are kept. The most places a member holds in rooms (each
-# room of each page): past it, their own place that runs out first is
-# freed. docs/data-model.md bounds memory with both.
+# of them by name are kept. The most rooms a member's tabs hold together:
+# past it, their tab that runs out first frees its rooms. A user's devices
+# are at most five (record.lua), a guest's one. docs/data-model.md bounds
+# memory with these.
 ROOMS_PER_PLACE = 10
-PLACES_PER_MEMBER = 20
+ROOMS_IN_TABS = 20
+# A user's devices set keeps this many, as record.lua trims it.
+DEVICES_PER_USER = 5
 # Rooms one script reads or prunes.
 ROOMS_BATCH = 100
 
 
 class Places(StoreBase):
     def enter_rooms(
-        self, kind: Kind, member: str, device: str, rooms: Sequence[str]
+        self,
+        kind: Kind,
+        member: str,
+        device: str,
+        rooms: Sequence[str],
+        was: Sequence[str] | None = None,
     ) -> list[str] | None:
         """The device's latest page is in ``rooms`` (valid names; none for
         a page in no room): it leaves the rooms of its page before and is in
-        these for the guard period. The rooms entered (none for a member
-        not online), or ``None`` if Redis failed."""
-        seconds = self.config.guard_seconds
-        return self._place(kind, member, f"d:{device}", seconds, "", rooms)
+        these for the guard period. ``was``: the rooms its guard says it was
+        in (``None``: not known). The rooms entered (none for a member not
+        online), or ``None`` if Redis failed."""
+        chosen = _chosen(rooms)
+        return self.or_default(
+            lambda: self._enter(kind, member, device, chosen, was),
+            None,
+            self.breaker_of(member),
+        )
 
     def keep_tab(
         self,
@@ -73,12 +86,120 @@ class Places(StoreBase):
         takes_over: str,
         rooms: Sequence[str],
     ) -> list[str] | None:
-        chosen = sorted(set(rooms))[:ROOMS_PER_PLACE]
+        chosen = _chosen(rooms)
         return self.or_default(
             lambda: self._run_places(kind, member, place, seconds, takes_over, chosen),
             None,
             self.breaker_of(member),
         )
+
+    def _enter(
+        self,
+        kind: Kind,
+        member: str,
+        device: str,
+        rooms: list[str],
+        was: Sequence[str] | None,
+    ) -> list[str]:
+        shard = self.shard_of(member)
+        now = self.learnt_now(shard)
+        if was is None or now is None:
+            seconds = self.config.guard_seconds
+            return self._run_places(kind, member, f"d:{device}", seconds, "", rooms)
+        before = _chosen(was)
+        moved = self._move(shard, kind, member, device, rooms, before, int(now))
+        if isinstance(moved, Unsettled):
+            return self._settle(shard, kind, member, device, rooms, moved, int(now))
+        return moved
+
+    def _move(
+        self,
+        shard: Shard,
+        kind: Kind,
+        member: str,
+        device: str,
+        rooms: list[str],
+        before: list[str],
+        now: int,
+    ) -> list[str] | Unsettled:
+        """A device reading thread after thread, moved with plain commands in
+        one round trip (a script costs Redis several times as much): into
+        ``rooms``, out of those its guard says it was in (``before``). The
+        rooms entered, or what Redis held when that was other than the guard
+        said (another tab of the browser moved it meanwhile, a user's kind
+        changed, it held no place), for settle_device.lua to set right."""
+        config = self.config
+        longest, placed = config.longest_place + 1, f"d:{device} {member}"
+        till = now + config.guard_seconds + 1
+        left = [room for room in before if room not in rooms]
+        pipe: Any = self.client.pipeline(transaction=False)
+        for room in rooms:
+            key = shard.room_key(room, kind)
+            pipe.execute_command("ZADD", key, "GT", till, placed)
+            # A newcomer clears the room of presence that ran out.
+            pipe.execute_command("ZREMRANGEBYSCORE", key, "-inf", now)
+            pipe.execute_command("EXPIRE", key, longest)
+        for room in left:
+            pipe.execute_command("ZREM", shard.room_key(room, kind), placed)
+        key = shard.device_place(kind, member, device)
+        if rooms:
+            pipe.set(key, f"{kind} {till} {' '.join(rooms)}", ex=longest, get=True)
+        else:
+            pipe.execute_command("GETDEL", key)
+        asked: list[str] = []
+        # Entering from no room, a member must be online to hold a place.
+        if not before and _is_public(rooms):
+            pipe.execute_command("ZSCORE", shard.members(kind), member)
+            asked.append("online")
+        # Whether another place of theirs may hold the rooms left, where this
+        # process keeps a snapshot of one to follow the move in.
+        if any(self.keeps_snapshot(room) for room in left):
+            pipe.execute_command("EXISTS", shard.tabs(kind, member))
+            asked.append("tabs")
+            if kind != "guests":
+                pipe.execute_command("ZCARD", shard.devices(member))
+                asked.append("devices")
+        # Redis 6.2 has no SPUBLISH: its error is the one reply let pass.
+        pipe.execute_command("SPUBLISH", shard.changes(), " ".join([*rooms, *left]))
+        replies = pipe.execute(raise_on_error=False)[:-1]
+        for reply in replies:
+            if isinstance(reply, Exception):
+                raise reply
+        found = dict(zip(asked, replies[len(replies) - len(asked) :], strict=True))
+        previous = replies[len(replies) - len(asked) - 1]
+        if not _held(previous, kind, before) or found.get("online", 0) is None:
+            return Unsettled(previous)
+        alone = not found.get("tabs", 1) and found.get("devices", 1) <= 1
+        self._show(kind, member, rooms, left, alone=alone)
+        return rooms
+
+    def _settle(
+        self,
+        shard: Shard,
+        kind: Kind,
+        member: str,
+        device: str,
+        rooms: list[str],
+        found: Unsettled,
+        now: int,
+    ) -> list[str]:
+        keys = [shard.start(), shard.members(kind)]
+        was = "" if found.previous is None else bytes(found.previous).decode()
+        args: list[Arg] = [
+            kind,
+            member,
+            device,
+            was,
+            "1" if _is_public(rooms) else "0",
+            self.config.longest_place + 1,
+            now,
+            *rooms,
+        ]
+        reply = scripts.run(self.client, "settle_device", keys, args)
+        settled, *left_names = bytes(reply).split()
+        entered = rooms if settled == b"+" else []
+        self._show(kind, member, entered, decoded(left_names))
+        return entered
 
     def _run_places(
         self,
@@ -90,7 +211,8 @@ class Places(StoreBase):
         rooms: list[str],
     ) -> list[str]:
         config, shard = self.config, self.shard_of(member)
-        keys = [shard.start(), shard.places(kind, member), shard.members(kind)]
+        keys = [shard.start(), shard.tabs(kind, member), shard.members(kind)]
+        now = self.learnt_now(shard)
         args: list[Arg] = [
             kind,
             member,
@@ -98,36 +220,43 @@ class Places(StoreBase):
             seconds,
             takes_over,
             config.longest_place + 1,
-            PLACES_PER_MEMBER,
-            "0" if all(is_admin_room(room) for room in rooms) else "1",
-            self._whole_seconds(shard),
+            ROOMS_IN_TABS,
+            "1" if _is_public(rooms) else "0",
+            "" if now is None else int(now),
             *rooms,
         ]
         placed, *left_names = bytes(
             scripts.run(self.client, "places", keys, args)
         ).split()
         entered = rooms if placed == b"+" else []
-        left = decoded(left_names)
-        # The process that moves someone shows it at once: its shared
-        # snapshots of those rooms follow the move.
+        self._show(kind, member, entered, decoded(left_names))
+        return entered
+
+    def _show(
+        self,
+        kind: Kind,
+        member: str,
+        entered: list[str],
+        left: list[str],
+        *,
+        alone: bool = True,
+    ) -> None:
+        """The process that moves someone shows it at once: its shared
+        snapshots of the rooms follow the move; where another place of the
+        member may hold a room left (not ``alone``), they are read again."""
         for room in entered:
             self.follow_in_snapshots(room, kind, member, joined=True)
         for room in left:
-            self.follow_in_snapshots(room, kind, member, joined=False)
-        return entered
-
-    def _whole_seconds(self, shard: Shard) -> str:
-        """Redis' time in whole seconds, as this process learnt it lately
-        (as a renewal scores by it), or ``""`` for the script to ask: a
-        ``TIME`` is nearly 8% of what a move costs Redis."""
-        now = self.learnt_now(shard)
-        return "" if now is None else str(int(now))
+            if alone:
+                self.follow_in_snapshots(room, kind, member, joined=False)
+            else:
+                self.forget_snapshots(room)
 
     def move_in_rooms(self, shard: Shard, pk: str, hidden: bool) -> None:
         """Move the user ``pk`` to the hidden set of each room they are in
         (``hidden``) or back, keeping until when they are there, and
         announce it: one round trip."""
-        keys = [shard.start(), shard.places("users", pk)]
+        keys = [shard.start()]
         args: list[Arg] = [
             pk,
             "hidden" if hidden else "users",
@@ -150,6 +279,32 @@ def room_batches(
     for start in range(0, len(rooms), ROOMS_BATCH):
         batch = rooms[start : start + ROOMS_BATCH]
         yield batch, [shard.room_key(room, kind) for room in batch for kind in KINDS]
+
+
+class Unsettled(NamedTuple):
+    """What a device's place was before a move by plain commands, when not
+    what its guard said (``None``: none)."""
+
+    previous: bytes | None
+
+
+def _chosen(rooms: Sequence[str]) -> list[str]:
+    """The rooms one place is in: the first ``ROOMS_PER_PLACE`` by name."""
+    return sorted(set(rooms))[:ROOMS_PER_PLACE]
+
+
+def _is_public(rooms: Sequence[str]) -> bool:
+    """Whether the rooms need their members online: not the admin's only."""
+    return not all(is_admin_room(room) for room in rooms)
+
+
+def _held(previous: bytes | None, kind: Kind, rooms: list[str]) -> bool:
+    """Whether a device's place before (read_device's text) was of ``kind``
+    in ``rooms``, as its guard said (none: it held no place)."""
+    if previous is None:
+        return not rooms
+    its_kind, _, its_rooms = bytes(previous).decode().split(" ", 2)
+    return its_kind == kind and its_rooms.split() == rooms
 
 
 def decoded(names: Any) -> list[str]:

@@ -39,7 +39,6 @@ Arg = str | bytes | int | float
 PRELUDE = "prelude"
 PART = re.compile(r"^--- (.+)$", re.MULTILINE)
 COMMENT = re.compile(r"--.*")
-HERE = "--- prelude"
 
 
 def _read(name: str) -> str:
@@ -76,13 +75,8 @@ def _prelude_for(body: str, parts: list[tuple[frozenset[str], str]]) -> str:
 
 def assemble(body: str, prelude: str) -> str:
     """A script's text as Redis is sent it: the parts of ``prelude`` it
-    uses go first, or where the script has a line ``--- prelude``: a hot
-    path above it, which needs none of them, returns before Redis defines
-    them."""
-    above, marked, below = body.rpartition(f"{HERE}\n")
-    if not marked:
-        above, below = "", body
-    return f"{above}{_prelude_for(body, _prelude_parts(prelude))}\n{below}"
+    uses, then the script."""
+    return f"{_prelude_for(body, _prelude_parts(prelude))}\n{body}"
 
 
 @functools.cache

@@ -181,7 +181,6 @@ class Writes(Places):
             shard.members("guests"),
             shard.day_key(day, "logins"),
             shard.start(),
-            shard.places("guests", guest),
         ]
         args: list[Arg] = [guest, self.config.max_members]
         if takes_back is not None and len(self.shards) == 1:
@@ -272,12 +271,10 @@ class Writes(Places):
             shard.members("users"),
             shard.members("hidden"),
             shard.devices(pk),
-            shard.places("users", pk),
-            shard.where(pk),
             shard.start(),
+            shard.where(pk),
         ]
-        config = self.config
-        args: list[Arg] = [pk, device, config.guard_seconds, config.longest_place + 1]
+        args: list[Arg] = [pk, device, self.config.guard_seconds]
         was_hidden = scripts.run(self.client, "log_out", keys, args)
         if was_hidden is None:
             return LoggedOut(removed=False, hidden=False)
@@ -297,7 +294,6 @@ class Writes(Places):
         keys = [
             shard.members("users"),
             shard.members("hidden"),
-            shard.places("users", pk),
             shard.start(),
         ]
         config = self.config

@@ -8,17 +8,16 @@
 -- KEYS[1]  the guests set
 -- KEYS[2]  today's logins: a set of the addresses (as stored) of guests who
 --          logged in and were not seen as guests since
--- KEYS[3]  the start of the shard's keys, "{tag}:": the rooms' keys are
---          named from it (prelude.lua)
--- KEYS[4]  the guest's places (see places.lua)
+-- KEYS[3]  the start of the shard's keys, "{tag}:": the rooms' keys and
+--          the guest's places are named from it (prelude.lua)
 -- When the guest logs in as a hidden user, and arrived with the same
 -- request (recorded before its view), also:
--- KEYS[5]  the site's record hash (count, at)
--- KEYS[6]  the daily peaks hash
+-- KEYS[4]  the site's record hash (count, at)
+-- KEYS[5]  the daily peaks hash
 --
 -- ARGV[1]  the guest, as stored
 -- ARGV[2]  the most members a set keeps
--- With KEYS[5] and KEYS[6], what the guest's arrival found (record.lua):
+-- With KEYS[4] and KEYS[5], what the guest's arrival found (record.lua):
 -- ARGV[3]  today, in days since the epoch
 -- ARGV[4]  the people online with the guest
 -- ARGV[5]  today's peak before, or 'none'
@@ -30,19 +29,19 @@
 --
 -- Returns nothing.
 
-local guests, logins, start, places = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
+local guests, logins, start = KEYS[1], KEYS[2], KEYS[3]
 local guest, most_members = ARGV[1], tonumber(ARGV[2])
 
 if redis.call('ZREM', guests, guest) == 1 then
   announce(changes_channel(start), '*')
 end
-leave_everywhere(start, guest, places)
+leave_everywhere(start, 'guests', guest)
 if redis.call('SCARD', logins) < most_members then
   redis.call('SADD', logins, guest)
   redis.call('EXPIRE', logins, 172800)
 end
-if #KEYS > 4 then
-  local record, daily_peaks = KEYS[5], KEYS[6]
+if #KEYS > 3 then
+  local record, daily_peaks = KEYS[4], KEYS[5]
   local day, online = ARGV[3], tonumber(ARGV[4])
   local peak_before, record_before = ARGV[5], ARGV[6]
   local peak = redis.call('HGET', daily_peaks, day)

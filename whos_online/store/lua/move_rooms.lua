@@ -2,8 +2,8 @@
 -- move between the visible and hidden sets of each room they hold a place
 -- in too, keeping until when they are there.
 --
--- KEYS[1]  the start of the shard's keys, "{tag}:" (prelude.lua)
--- KEYS[2]  the user's places (keys.Shard.places)
+-- KEYS[1]  the start of the shard's keys, "{tag}:": the user's places are
+--          named from it (prelude.lua)
 --
 -- ARGV[1]  the user's primary key
 -- ARGV[2]  the set they are in now: users or hidden
@@ -11,4 +11,4 @@
 --
 -- Returns the rooms they moved in.
 
-return move_kind(KEYS[1], ARGV[1], KEYS[2], ARGV[2], ARGV[3])
+return move_kind(KEYS[1], ARGV[1], ARGV[2], ARGV[3])

@@ -173,8 +173,26 @@ end
 
 if is_user and room and device ~= '' then
   -- Devices not seen within the window leave, and a user keeps at most 5,
-  -- so memory and logging out stay bounded.
+  -- so memory and logging out stay bounded: a device past the fifth frees
+  -- its place in rooms too.
   if redis.call('ZADD', devices, now, device) == 1 then
+    -- (Written out here, not taken from prelude.lua: a record defines no
+    -- function of rooms it calls this rarely. The keys are keys.Shard's.)
+    local start = string.sub(channel, 1, #channel - #'changes')
+    for _, old in ipairs(redis.call('ZRANGE', devices, 0, -6)) do
+      local key = start .. 'dev:u:' .. old .. ':' .. member
+      local text = redis.call('GET', key)
+      if text then
+        local its_kind, _, rooms = string.match(text, '^(%S+) (%S+) (.*)$')
+        for room in string.gmatch(rooms, '%S+') do
+          local set = start .. 'room:' .. room .. ':' .. its_kind
+          if redis.call('ZREM', set, 'd:' .. old .. ' ' .. member) == 1 then
+            announce(channel, room)
+          end
+        end
+        redis.call('DEL', key)
+      end
+    end
     redis.call('ZREMRANGEBYRANK', devices, 0, -6)
   end
   redis.call('ZREMRANGEBYSCORE', devices, '-inf', '(' .. since)

@@ -3,7 +3,8 @@
 -- of a forum page). It only reads.
 --
 -- KEYS     four keys per room, in the order of the rooms: its users, hidden,
---          guests and bots sets (member -> present until; see places.lua)
+--          guests and bots sets (place -> present until; see places.lua;
+--          each member counted once, prelude.lua's present)
 --
 -- ARGV[1]  how many of each room's users to list
 -- ARGV[2]  how many of each room's hidden users to list (absent: none)
@@ -19,19 +20,11 @@ local after = '(' .. now
 
 local rooms = {}
 for first = 1, #KEYS, 4 do
-  local counts = {}
-  for k = 0, 3 do
-    counts[k + 1] = redis.call('ZCOUNT', KEYS[first + k], after, '+inf')
-  end
-  local users = {}
-  if listed > 0 then
-    users = redis.call('ZREVRANGEBYSCORE', KEYS[first], '+inf', after,
-                       'WITHSCORES', 'LIMIT', 0, listed)
-  end
-  local hidden = {}
-  if hidden_listed > 0 then
-    hidden = redis.call('ZREVRANGEBYSCORE', KEYS[first + 1], '+inf', after,
-                        'WITHSCORES', 'LIMIT', 0, hidden_listed)
+  local counts, users, hidden = {}, {}, {}
+  users, counts[1] = present(KEYS[first], after, listed)
+  hidden, counts[2] = present(KEYS[first + 1], after, hidden_listed)
+  for k = 2, 3 do
+    _, counts[k + 1] = present(KEYS[first + k], after, 0)
   end
   rooms[#rooms + 1] = {counts, users, hidden}
 end

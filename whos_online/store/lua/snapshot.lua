@@ -1,7 +1,8 @@
 -- Who is online now: lists and counts of every kind, and the time. It only
 -- reads, so it answers while Redis refuses writes.
 --
--- KEYS[1..4]  the users, hidden, guests and bots sets (of the site or a room)
+-- KEYS[1..4]  the users, hidden, guests and bots sets (of the site or a room:
+--             a room's hold places, each member counted once)
 -- KEYS[5]     the shard's meta hash (see record.lua)
 -- For the site's sets, also:
 -- KEYS[6]     the start of the shard's keys, "{tag}:": the location of each
@@ -37,11 +38,15 @@ local since = (tonumber(t[1]) - window) .. '.' .. micros
 local listed, counts = {}, {}
 for i, set in ipairs(sets) do
   listed[i] = {}
-  if tonumber(wanted[i]) > 0 then
+  if #KEYS == 5 then  -- a room's: places (prelude.lua's present)
+    listed[i], counts[i] = present(set, since, tonumber(wanted[i]))
+  elseif tonumber(wanted[i]) > 0 then
     listed[i] = redis.call('ZREVRANGEBYSCORE', set, '+inf', since,
                            'WITHSCORES', 'LIMIT', 0, wanted[i])
   end
-  counts[i] = redis.call('ZCOUNT', set, since, '+inf')
+  if #KEYS > 5 then
+    counts[i] = redis.call('ZCOUNT', set, since, '+inf')
+  end
 end
 local generation = redis.call('HGET', meta, 'generation') or ''
 if #KEYS == 5 then

@@ -4,9 +4,9 @@
 --
 -- KEYS[1]  the users set
 -- KEYS[2]  the hidden set
--- KEYS[3]  the user's places (see places.lua)
--- KEYS[4]  the start of the shard's keys, "{tag}:": its changes channel is
---          named from it (prelude.lua), where a move is announced as '*'
+-- KEYS[3]  the start of the shard's keys, "{tag}:": its changes channel and
+--          the user's places are named from it (prelude.lua); a move is
+--          announced as '*'
 --
 -- ARGV[1]  the user's primary key
 -- ARGV[2]  '1' to appear offline, '0' to appear online
@@ -16,7 +16,7 @@
 -- The user moves in each room they hold a place in too (move_kind).
 -- Returns the rooms they moved in.
 
-local users, hidden, places, start = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
+local users, hidden, start = KEYS[1], KEYS[2], KEYS[3]
 local member, invisible, window, longest = ARGV[1], ARGV[2] == '1', ARGV[3], ARGV[4]
 
 local from, to = users, hidden
@@ -30,4 +30,4 @@ if seen then
   redis.call('EXPIRE', to, window)
   announce(changes_channel(start), '*')
 end
-return move_kind(start, member, places, invisible and 'hidden' or 'users', longest)
+return move_kind(start, member, invisible and 'hidden' or 'users', longest)
