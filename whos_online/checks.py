@@ -209,8 +209,9 @@ def check_settings(**kwargs: Any) -> list[CheckMessage]:
 # Settings the app no longer has, and why.
 RETIRED = {
     "WHOS_ONLINE_MAX_ROOMS": (
-        "Rooms are no longer counted site-wide but per member: each holds at most "
-        "20 places of 10 rooms each (docs/data-model.md)."
+        "Rooms are no longer counted site-wide but per member: a user holds places "
+        "from 5 devices and a guest from one, each in at most 10 rooms, and a "
+        "member's tabs at most 20 rooms (docs/data-model.md)."
     ),
 }
 
