@@ -195,11 +195,7 @@ class Places(StoreBase):
             now,
             *rooms,
         ]
-        reply = scripts.run(self.client, "settle_device", keys, args)
-        settled, *left_names = bytes(reply).split()
-        entered = rooms if settled == b"+" else []
-        self._show(kind, member, entered, decoded(left_names))
-        return entered
+        return self._answered(kind, member, rooms, "settle_device", keys, args)
 
     def _run_places(
         self,
@@ -225,9 +221,22 @@ class Places(StoreBase):
             "" if now is None else int(now),
             *rooms,
         ]
-        placed, *left_names = bytes(
-            scripts.run(self.client, "places", keys, args)
-        ).split()
+        return self._answered(kind, member, rooms, "places", keys, args)
+
+    def _answered(
+        self,
+        kind: Kind,
+        member: str,
+        rooms: list[str],
+        script: str,
+        keys: list[str],
+        args: list[Arg],
+    ) -> list[str]:
+        """Run ``script``, which answers "+" (in ``rooms``) or "-"
+        (refused), then the rooms the member is no longer in; show it in this
+        process's snapshots. The rooms entered."""
+        reply = scripts.run(self.client, script, keys, args)
+        placed, *left_names = bytes(reply).split()
         entered = rooms if placed == b"+" else []
         self._show(kind, member, entered, decoded(left_names))
         return entered
