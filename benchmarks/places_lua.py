@@ -67,13 +67,7 @@ def source(ref: str | None) -> str:
         )
         return shown.stdout
 
-    body, prelude = read("places"), read("prelude")
-    # Before a device's move was plain commands, places.lua carried a hot
-    # path above a line "--- prelude", where the store put the prelude.
-    above, marked, below = body.rpartition("--- prelude\n")
-    if marked:
-        return f"{above}{assemble(below, prelude)}"
-    return assemble(body, prelude)
+    return assemble(read("places"), read("prelude"))
 
 
 class Reader:

@@ -39,6 +39,7 @@ Arg = str | bytes | int | float
 PRELUDE = "prelude"
 PART = re.compile(r"^--- (.+)$", re.MULTILINE)
 COMMENT = re.compile(r"--.*")
+HERE = "--- prelude"
 
 
 def _read(name: str) -> str:
@@ -75,8 +76,13 @@ def _prelude_for(body: str, parts: list[tuple[frozenset[str], str]]) -> str:
 
 def assemble(body: str, prelude: str) -> str:
     """A script's text as Redis is sent it: the parts of ``prelude`` it
-    uses, then the script."""
-    return f"{_prelude_for(body, _prelude_parts(prelude))}\n{body}"
+    uses go first, or where the script has a line ``--- prelude``: a hot
+    path above it, which needs none of them, returns before Redis defines
+    them."""
+    above, marked, below = body.rpartition(f"{HERE}\n")
+    if not marked:
+        above, below = "", body
+    return f"{above}{_prelude_for(body, _prelude_parts(prelude))}\n{below}"
 
 
 @functools.cache

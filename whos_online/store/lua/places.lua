@@ -46,6 +46,34 @@ local now = ARGV[9]
 if now == '' then
   now = redis.call('TIME')[1]
 end
+
+-- The hot path, a tab's ping: an open tab renews its place in the same
+-- rooms. It does what the whole path below does in that case, with no table
+-- made and nothing of the prelude defined.
+local rooms_text = entering and table.concat(ARGV, ' ', 10)
+local text = entering and string.sub(place, 1, 2) == 't:' and redis.call('GET', tabs)
+if text and string.sub(text, 1, #kind + 1) == kind .. '\n' then
+  local head = '\n' .. place .. ' '
+  local at = string.find(text, head, 1, true)
+  local gap = at and string.find(text, ' ', at + #head, true)
+  local stop = gap and (string.find(text, '\n', gap, true) or #text + 1)
+  local was_till = gap and string.sub(text, at + #head, gap - 1)
+  if gap and string.sub(text, gap + 1, stop - 1) == rooms_text
+      and (#was_till > #now or (#was_till == #now and was_till > now)) then
+    local till = string.format('%d', now + seconds + 1)  -- as below
+    local placed = place .. ' ' .. member
+    for i = 10, #ARGV do
+      local set = start .. 'room:' .. ARGV[i] .. ':' .. kind
+      redis.call('ZADD', set, till, placed)
+      redis.call('EXPIRE', set, longest)
+    end
+    local renewed = string.sub(text, 1, at + #head - 1) .. till .. string.sub(text, gap)
+    redis.call('SET', tabs, renewed, 'EX', longest)
+    return '+'
+  end
+end
+
+--- prelude
 local is_device = string.sub(place, 1, 2) == 'd:'
 local device = nil
 if is_device then
@@ -53,10 +81,44 @@ if is_device then
 elseif takes_over ~= '' then
   device = string.sub(takes_over, 3)
 end
+local device_place = device and device_key(start, kind, device, member)
 
-local places = places_of(start, kind, member, device)
+-- What this call reads of the member's places: their tabs, and the place of
+-- the device it names (for a tab, only as it opens or comes back: it takes
+-- over its device's place then); the others only where it must.
+local tab_held, device_held
+local function known()
+  local found = {}
+  local tab_kind, reads_device = nil, is_device
+  tab_kind, tab_held = read_held(redis.call('GET', tabs))
+  if not is_device then
+    reads_device = takes_over ~= ''
+    for _, held in ipairs(tab_held) do
+      found[#found + 1] = {held[1], held[2], held[3], tab_kind}
+      if held[1] == place and not is_past(held[2], now) then
+        reads_device = false
+      end
+    end
+  else
+    for _, held in ipairs(tab_held) do
+      found[#found + 1] = {held[1], held[2], held[3], tab_kind}
+    end
+  end
+  device_held = nil
+  if reads_device then
+    local its_kind, till, its_rooms = read_device(redis.call('GET', device_place))
+    if its_kind then
+      device_held = {'d:' .. device, till, its_rooms, its_kind}
+      found[#found + 1] = device_held
+    end
+  end
+  return found
+end
+
+local places = known()
 if entering and #places == 0 and ARGV[8] == '1'
-    and not redis.call('ZSCORE', members, member) then
+    and not redis.call('ZSCORE', members, member)
+    and #places_of(start, kind, member) == 0 then
   return '-'
 end
 if entering and is_device and not may_hold(start, kind, member, device) then
@@ -65,7 +127,7 @@ end
 for _, held in ipairs(places) do
   if held[4] ~= kind then  -- a user whose choice changed: their places too
     move_kind(start, member, kind, longest, device)
-    places = places_of(start, kind, member, device)
+    places = known()
     break
   end
 end
@@ -107,30 +169,28 @@ for _, room in ipairs(rooms) do
 end
 
 -- A tab takes over its device's place in the tab's rooms.
-if entering and takes_over ~= '' then
-  local key = device_key(start, kind, device, member)
-  local its_kind, its_till, its_rooms = read_device(redis.call('GET', key))
-  if its_kind then
-    local rest, dropped = {}, false
-    local its_entry = entry(takes_over, member)
-    for room in string.gmatch(its_rooms, '%S+') do
-      if wanted[room] then
-        redis.call('ZREM', room_set(start, room, its_kind), its_entry)
-        dropped = true
-      else
-        rest[#rest + 1] = room
-      end
+if entering and takes_over ~= '' and device_held then
+  local its_till, its_rooms, its_kind = device_held[2], device_held[3], device_held[4]
+  local rest, dropped = {}, false
+  local its_entry = entry(takes_over, member)
+  for room in string.gmatch(its_rooms, '%S+') do
+    if wanted[room] then
+      redis.call('ZREM', room_set(start, room, its_kind), its_entry)
+      dropped = true
+    else
+      rest[#rest + 1] = room
     end
-    if dropped and #rest == 0 then
-      redis.call('DEL', key)
-    elseif dropped then
-      redis.call('SET', key, its_kind .. ' ' .. its_till .. ' ' .. table.concat(rest, ' '), 'KEEPTTL')
-    end
+  end
+  if dropped and #rest == 0 then
+    redis.call('DEL', device_place)
+  elseif dropped then
+    local kept = its_kind .. ' ' .. its_till .. ' ' .. table.concat(rest, ' ')
+    redis.call('SET', device_place, kept, 'KEEPTTL')
   end
 end
 
 if is_device then
-  local key = device_key(start, kind, device, member)
+  local key = device_place
   if entering then
     redis.call('SET', key, kind .. ' ' .. till .. ' ' .. table.concat(rooms, ' '), 'EX', longest)
   else
@@ -140,9 +200,8 @@ else
   -- The tabs kept: those still present but this one, then this one; past
   -- the most rooms a member's tabs hold, those that run out first go (of
   -- those that run out in the same second, the oldest), room by room.
-  local _, held = read_held(redis.call('GET', tabs))
   local kept = {}
-  for _, other in ipairs(held) do
+  for _, other in ipairs(tab_held) do
     if other[1] ~= place and not is_past(other[2], now) then
       kept[#kept + 1] = other
     elseif other[1] ~= place then
