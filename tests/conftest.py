@@ -188,8 +188,15 @@ def redis_commands(monkeypatch: pytest.MonkeyPatch) -> CommandCounter:
         counter.sent([args for args, _ in self.command_stack])
         return original_pipeline(self, raise_on_error)
 
+    original_plain = scripts.plain
+
+    def counting_plain(client: Redis, commands: list[tuple[Any, ...]]) -> Any:
+        counter.sent(commands)
+        return original_plain(client, commands)
+
     monkeypatch.setattr(Redis, "execute_command", counting)
     monkeypatch.setattr(Pipeline, "execute", counting_pipeline)
+    monkeypatch.setattr(scripts, "plain", counting_plain)
     return counter
 
 

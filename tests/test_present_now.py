@@ -113,29 +113,61 @@ def test_a_tab_of_the_browser_that_moved_it_meanwhile_leaves_no_trace(
     assert viewing("thread:3") == ["alice"]
 
 
+def connection_class() -> type[Any]:
+    """The class of the store's connections to Redis."""
+    pool = get_store().client.connection_pool
+    connection = pool.get_connection()
+    pool.release(connection)
+    return type(connection)
+
+
 def test_a_move_redis_refuses_answers_the_page_and_is_made_at_the_next_one(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     client = reader()
     client.get("/thread/1/")
-    store_client = get_store().client
-    pipeline = store_client.pipeline
 
-    def refusing(*args: Any, **options: Any) -> Any:
-        pipe = pipeline(*args, **options)
+    connection = connection_class()
+    read = connection.read_response
 
-        def refused(raise_on_error: bool = True) -> list[Exception]:
-            return [ResponseError("OOM command not allowed")] * len(pipe.command_stack)
-
-        pipe.execute = refused  # type: ignore[method-assign]  # as at maxmemory
-        return pipe
+    def refused(self: Any, *args: Any, **options: Any) -> None:
+        read(self, *args, **options)  # the reply, read as an error
+        raise ResponseError("OOM command not allowed")  # as at maxmemory
 
     with monkeypatch.context() as patched:
-        patched.setattr(store_client, "pipeline", refusing)
+        patched.setattr(connection, "read_response", refused)
         assert client.get("/thread/2/").status_code == 200
-    assert people_in("thread:1") == 1  # not moved, for now
     client.get("/thread/3/")
-    assert (people_in("thread:1"), people_in("thread:3")) == (0, 1)
+    counts = [people_in(f"thread:{n}") for n in (1, 2, 3)]
+    assert counts == [0, 0, 1]
+
+
+def test_a_client_other_than_redis_pys_own_moves_a_reader_too(
+    settings: SettingsWrapper,
+) -> None:
+    """A cluster's client is no ``redis.Redis``: a move goes by its
+    pipeline."""
+    settings.WHOS_ONLINE_CONNECTION_FACTORY = "tests.test_present_now.not_redis"
+    client = reader()
+    client.get("/thread/1/")
+    client.get("/thread/2/")
+    assert (people_in("thread:1"), people_in("thread:2")) == (0, 1)
+
+
+class NotRedis:
+    """The store's client, seen through an object of another class."""
+
+    def __init__(self, inner: Redis) -> None:
+        self.inner = inner
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+
+def not_redis() -> Any:
+    from whos_online.connection import client_of_cache
+
+    return NotRedis(client_of_cache(get_config().cache_alias))
 
 
 def test_a_users_device_past_their_five_seen_latest_holds_no_place(

@@ -132,36 +132,37 @@ class Places(StoreBase):
         longest, placed = config.longest_place + 1, f"d:{device} {member}"
         till = now + config.guard_seconds + 1
         left = [room for room in before if room not in rooms]
-        pipe: Any = self.client.pipeline(transaction=False)
+        commands: list[tuple[Arg, ...]] = []
         for room in rooms:
             key = shard.room_key(room, kind)
-            pipe.execute_command("ZADD", key, "GT", till, placed)
+            commands.append(("ZADD", key, "GT", till, placed))
             # A newcomer clears the room of presence that ran out.
-            pipe.execute_command("ZREMRANGEBYSCORE", key, "-inf", now)
-            pipe.execute_command("EXPIRE", key, longest)
+            commands.append(("ZREMRANGEBYSCORE", key, "-inf", now))
+            commands.append(("EXPIRE", key, longest))
         for room in left:
-            pipe.execute_command("ZREM", shard.room_key(room, kind), placed)
+            commands.append(("ZREM", shard.room_key(room, kind), placed))
         key = shard.device_place(kind, member, device)
         if rooms:
-            pipe.set(key, f"{kind} {till} {' '.join(rooms)}", ex=longest, get=True)
+            value = f"{kind} {till} {' '.join(rooms)}"
+            commands.append(("SET", key, value, "EX", longest, "GET"))
         else:
-            pipe.execute_command("GETDEL", key)
+            commands.append(("GETDEL", key))
         asked: list[str] = []
         # Entering from no room, a member must be online to hold a place.
         if not before and _is_public(rooms):
-            pipe.execute_command("ZSCORE", shard.members(kind), member)
+            commands.append(("ZSCORE", shard.members(kind), member))
             asked.append("online")
         # Whether another place of theirs may hold the rooms left, where this
         # process keeps a snapshot of one to follow the move in.
         if any(self.keeps_snapshot(room) for room in left):
-            pipe.execute_command("EXISTS", shard.tabs(kind, member))
+            commands.append(("EXISTS", shard.tabs(kind, member)))
             asked.append("tabs")
             if kind != "guests":
-                pipe.execute_command("ZCARD", shard.devices(member))
+                commands.append(("ZCARD", shard.devices(member)))
                 asked.append("devices")
         # Redis 6.2 has no SPUBLISH: its error is the one reply let pass.
-        pipe.execute_command("SPUBLISH", shard.changes(), " ".join([*rooms, *left]))
-        replies = pipe.execute(raise_on_error=False)[:-1]
+        commands.append(("SPUBLISH", shard.changes(), " ".join([*rooms, *left])))
+        replies = scripts.plain(self.client, commands)[:-1]
         for reply in replies:
             if isinstance(reply, Exception):
                 raise reply

@@ -23,7 +23,7 @@ from importlib.resources import files
 from typing import Any
 
 from redis import Redis
-from redis.exceptions import NoScriptError, RedisError
+from redis.exceptions import NoScriptError, RedisError, ResponseError
 
 from whos_online.state import CircuitBreaker
 from whos_online.store.keys import Shard
@@ -204,6 +204,38 @@ def pipelined(
         for i, reply in zip(unknown, again, strict=True):
             replies[i] = reply
     return replies
+
+
+def plain(client: Any, commands: Sequence[Sequence[Arg]]) -> list[Any]:
+    """The raw replies of plain ``commands``, sent in one round trip; each
+    error reply in place, as its exception. Written on one connection of
+    the client's pool: redis-py's pipeline keeps a stack, callbacks and
+    retries a move between rooms has no use for, and cost the web process
+    about as much again as the commands' own sending and reading. A client
+    of a cluster goes by its pipeline, which parses some replies as
+    redis-py's methods do (a ``SET``'s ``GET`` kept)."""
+    if not isinstance(client, Redis):
+        pipe: Any = client.pipeline(transaction=False)
+        for command in commands:
+            pipe.execute_command(
+                *command, **({"get": True} if command[0] == "SET" else {})
+            )
+        return list(pipe.execute(raise_on_error=False))
+    pool = client.connection_pool
+    connection: Any = pool.get_connection()
+    # A connection that fails to send or read disconnects itself (redis-py):
+    # no reply is left unread on one given back to the pool.
+    try:
+        connection.send_packed_command(connection.pack_commands(commands))
+        replies: list[Any] = []
+        for _ in commands:
+            try:
+                replies.append(connection.read_response())
+            except ResponseError as error:
+                replies.append(error)
+        return replies
+    finally:
+        pool.release(connection)
 
 
 def _send(
