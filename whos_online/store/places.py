@@ -106,29 +106,20 @@ class Places(StoreBase):
         if was is None or now is None:
             seconds = self.config.guard_seconds
             return self._run_places(kind, member, f"d:{device}", seconds, "", rooms)
-        before = _chosen(was)
-        moved = self._move(shard, kind, member, device, rooms, before, int(now))
+        move = Move(shard, kind, member, device, rooms, int(now))
+        moved = self._move(move, _chosen(was))
         if isinstance(moved, Unsettled):
-            return self._settle(shard, kind, member, device, rooms, moved, int(now))
+            return self._settle(move, moved)
         return moved
 
-    def _move(
-        self,
-        shard: Shard,
-        kind: Kind,
-        member: str,
-        device: str,
-        rooms: list[str],
-        before: list[str],
-        now: int,
-    ) -> list[str] | Unsettled:
+    def _move(self, move: Move, before: list[str]) -> list[str] | Unsettled:
         """A device reading thread after thread, moved with plain commands in
         one round trip (a script costs Redis several times as much): into
         ``rooms``, out of those its guard says it was in (``before``). The
         rooms entered, or what Redis held when that was other than the guard
         said (another tab of the browser moved it meanwhile, a user's kind
         changed, it held no place), for settle_device.lua to set right."""
-        config = self.config
+        config, (shard, kind, member, device, rooms, now) = self.config, move
         longest, placed = config.longest_place + 1, f"d:{device} {member}"
         till = now + config.guard_seconds + 1
         left = [room for room in before if room not in rooms]
@@ -174,16 +165,8 @@ class Places(StoreBase):
         self._show(kind, member, rooms, left, alone=alone)
         return rooms
 
-    def _settle(
-        self,
-        shard: Shard,
-        kind: Kind,
-        member: str,
-        device: str,
-        rooms: list[str],
-        found: Unsettled,
-        now: int,
-    ) -> list[str]:
+    def _settle(self, move: Move, found: Unsettled) -> list[str]:
+        shard, kind, member, device, rooms, now = move
         keys = [shard.start(), shard.members(kind)]
         was = "" if found.previous is None else bytes(found.previous).decode()
         args: list[Arg] = [
@@ -289,6 +272,18 @@ def room_batches(
     for start in range(0, len(rooms), ROOMS_BATCH):
         batch = rooms[start : start + ROOMS_BATCH]
         yield batch, [shard.room_key(room, kind) for room in batch for kind in KINDS]
+
+
+class Move(NamedTuple):
+    """A device moving to ``rooms``, at ``now`` (Redis' time, whole
+    seconds)."""
+
+    shard: Shard
+    kind: Kind
+    member: str
+    device: str
+    rooms: list[str]
+    now: int
 
 
 class Unsettled(NamedTuple):
