@@ -75,10 +75,56 @@ def test_the_box_around_a_shared_widget_is_rendered_once_too(alice: User) -> Non
     assert '<section class="whos-online"' in pages[1].content.decode()
 
 
-def test_a_rooms_box_is_rendered_for_each_page(alice: User) -> None:
-    """It carries a token of the room for its viewer alone."""
-    reader = guarded(Client(REMOTE_ADDR="192.0.2.2"), "/thread/7/")
-    assert widget_renders(reader.get("/thread/7/"), BOX) == 1
+def attribute_of(response: Any, name: str) -> str:
+    html = str(response.content.decode())
+    start = html.index(f'{name}="') + len(name) + 2
+    return html[start : html.index('"', start)]
+
+
+def here_token_of(response: Any) -> str:
+    return attribute_of(response, "data-whos-online-here")
+
+
+def refresh_url_of(response: Any) -> str:
+    return attribute_of(response, "data-whos-online-refresh")
+
+
+def test_a_rooms_box_is_rendered_once_with_each_readers_own_token_put_in() -> None:
+    first = guarded(Client(REMOTE_ADDR="192.0.2.2"))
+    second = guarded(Client(REMOTE_ADDR="192.0.2.3"))
+    pages = [client.get("/thread/7/") for client in (first, second)]
+    assert widget_renders(pages[1], BOX) == 0
+    tokens = [here_token_of(page) for page in pages]
+    assert tokens[0] != tokens[1]
+    refreshes = [refresh_url_of(page) for page in pages]
+    assert refreshes[0] != refreshes[1]
+    assert refreshes[1].startswith("/whos-online/widget/?room=")
+
+
+def test_a_sites_own_box_template_in_a_room_renders_for_each_reader(
+    settings: SettingsWrapper, tmp_path: Path, alice: User, bob: User
+) -> None:
+    site_template(
+        settings,
+        tmp_path,
+        "whos_online.html",
+        "<section>for {{ request.user }} in {{ room_key }}</section>",
+    )
+    alices, bobs = Client(), Client()
+    alices.force_login(alice)
+    bobs.force_login(bob)
+    guarded(alices), guarded(bobs)
+    assert "for alice in thread:7" in alices.get("/thread/7/").content.decode()
+    assert "for bob in thread:7" in bobs.get("/thread/7/").content.decode()
+
+
+def test_a_rooms_box_rendered_once_names_each_room_its_own() -> None:
+    reader = guarded(Client())
+    first = reader.get("/thread/7/")
+    second = reader.get("/thread/8/")
+    assert widget_renders(second, BOX) == 0
+    assert attribute_of(first, "data-whos-online-room") == "thread:7"
+    assert attribute_of(second, "data-whos-online-room") == "thread:8"
 
 
 def test_a_sites_own_box_template_renders_for_each_viewer(

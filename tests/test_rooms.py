@@ -414,6 +414,19 @@ def test_a_guarded_user_reading_a_new_thread_reads_the_choices_once(
         browser.get("/thread/2/")  # its room widget lists her
     made = [q["sql"] for q in captured if "SAVEPOINT" not in q["sql"]]
     # Her session and user (the room needs who she is), the listed users'
-    # choices with her own, the listed users.
-    assert len(made) == 4
+    # choices with her own.
+    assert len(made) == 3
     assert sum("whos_online_visibility" in sql for sql in made) == 1
+
+
+def test_a_user_the_room_lists_as_its_reader_is_not_read_again(
+    browser: Client, alice: User, bob: User
+) -> None:
+    presence.record_in_room("thread:2", "users", str(bob.pk))
+    browser.force_login(alice)
+    browser.get("/thread/1/")
+    with CaptureQueriesContext(connection) as captured:
+        page = browser.get("/thread/2/")
+    user_reads = [q["sql"] for q in captured if 'FROM "auth_user"' in q["sql"]]
+    assert len(user_reads) == 2  # her, by her session; bob, listed with her
+    assert "alice" in page.content.decode()

@@ -13,7 +13,8 @@ replaced. A roster made for its viewer alone (the site's rule judges each
 viewer, a room lists its reader, a visitor who just arrived) renders apart,
 and so does every roster where the site has its own copy of the widget's
 templates, which may show anything of the request. The box of a room
-carries a token of the room for its viewer, and renders for each page.
+carries tokens of the room for its viewer: it is rendered once per process
+with marks where they go, and they are put in for each page.
 """
 
 from __future__ import annotations
@@ -71,10 +72,12 @@ def box_html(values: dict[str, Any]) -> SafeString:
     refresh script's marks), rendered from the tag's ``values``. A box of
     the whole site around a widget made from a shared snapshot is the same
     for every viewer of that kind, so it is rendered once per snapshot too;
-    a room's box (a token for its viewer) or a site's own copy of the
-    templates renders for each page."""
+    a room's box once per process, with the page's own put in. A site's own
+    copy of the templates renders for each page."""
     roster: Roster = values["roster"]
-    if roster.made_from is None or values["room_key"] != "":
+    if values["room_key"]:
+        return _room_box_html(values)
+    if roster.made_from is None or values["room_key"] is None:
         return _render_values(BOX, values)
     snapshot, made = roster.made_from
     key: Hashable = (
@@ -96,6 +99,40 @@ BOX_VARIES_BY = (
     "stream_url",
     "heading",
 )
+# What a room's box shows of its page: its room, the tokens of the room for
+# its viewer (``here`` holds two more), its widget (put in last: nothing is
+# put in over what it shows).
+ROOM_BOX_OWN = ("refresh_url", "stream_url", "room_key")
+HERE_OWN = ("token", "url")
+
+
+def _room_box_html(values: dict[str, Any]) -> SafeString:
+    """A room's box, rendered once per process and language with marks
+    where the page's own go, which are put in."""
+    here: dict[str, Any] | None = values["here"]
+    own = {name: values[name] for name in ROOM_BOX_OWN if values[name] is not None}
+    if here is not None:
+        own |= {f"here-{name}": here[name] for name in HERE_OWN}
+    own["widget"] = values["widget"]
+    shown = values | {name: f"{MARK}-{name}" for name in own}
+    if here is not None:
+        shown["here"] = here | {name: f"{MARK}-here-{name}" for name in HERE_OWN}
+    key: Hashable = (
+        BOX,
+        translation.get_language(),
+        bool(values["roster"].room),
+        *own,
+        *(values[name] for name in ("refresh_seconds", "refresh_script", "heading")),
+        None if here is None else here["seconds"],
+    )
+    html = _once(
+        key,
+        None,
+        (*PARTS, BOX),
+        shared=functools.partial(_render_values, BOX, shown),
+        alone=functools.partial(_render_values, BOX, values),
+    )
+    return _put_in(html, own)
 
 
 def template_html(
@@ -122,11 +159,19 @@ def template_html(
         shared=lambda: _render_values(name, shown),
         alone=lambda: _render_values(name, values),
     )
-    if not own:
-        return html
+    return _put_in(html, own) if own else html
+
+
+def _put_in(html: SafeString, own: dict[str, Any]) -> SafeString:
+    """``html`` with the marks of the page's ``own`` values replaced by them,
+    escaped as the template would have (a callable called, as a template
+    calls it, only where its mark is)."""
     text = str(html)
     for field, value in own.items():
-        text = text.replace(shown[field], conditional_escape(value))
+        mark = f"{MARK}-{field}"
+        if mark in text:
+            shown = value() if callable(value) else value
+            text = text.replace(mark, conditional_escape(shown))
     return SafeString(text)
 
 

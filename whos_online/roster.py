@@ -153,9 +153,10 @@ def online_roster(
     hidden_pairs = [*snapshot.hidden, *(p for p in snapshot.users if p[0] in chosen)]
     listed: list[OnlineUser] | None = None
     refused = refused_hidden = 0
+    loaded = _loaded(gate, request, room)
     if judges:
         judged = users_in_order(
-            visible_pairs, hidden_pairs if with_hidden else (), snapshot.where
+            visible_pairs, hidden_pairs if with_hidden else (), snapshot.where, loaded
         )
         kept = gate.refused([online.user for online in judged])
         for online in judged:
@@ -194,7 +195,7 @@ def online_roster(
     ]
     if listed is None and limit:
         listed = users_in_order(
-            visible_pairs, hidden_pairs if shows_hidden else (), snapshot.where
+            visible_pairs, hidden_pairs if shows_hidden else (), snapshot.where, loaded
         )
     listed = [_timed(o, gate, choices, snapshot.now) for o in (listed or [])[:limit]]
     roster = Roster(
@@ -206,6 +207,20 @@ def online_roster(
         today_users=_seen_today(snapshot.today_named, gate, choices),
     )
     return _kept(made, shared, roster)
+
+
+def _loaded(
+    gate: Gate, request: HttpRequest | None, room: str | None
+) -> dict[str, Any]:
+    """The viewer, by key, where the room lists them as its reader: the page
+    loaded them already, so no query reads them again."""
+    if room is None or request is None or room not in rooms_of_page(request):
+        return {}
+    reader, viewer = reader_of(request), gate.viewer
+    if reader is None or reader.user_pk is None:
+        return {}
+    is_viewer = str(getattr(viewer, "pk", None)) == reader.user_pk
+    return {reader.user_pk: viewer} if is_viewer else {}
 
 
 def _kept(made: Hashable, shared: Snapshot | None, roster: Roster) -> Roster:

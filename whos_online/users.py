@@ -63,8 +63,10 @@ def users_in_order(
     visible: Sequence[tuple[str, float]],
     hidden: Sequence[tuple[str, float]] = (),
     where: Mapping[str, bytes] | None = None,
+    known: Mapping[str, Any] | None = None,
 ) -> list[OnlineUser]:
-    """Users for ``(key, last seen)`` pairs, newest first, in one query.
+    """Users for ``(key, last seen)`` pairs, newest first, in one query for
+    those not ``known`` (users loaded already, by key).
 
     Keys that are not valid primary keys, or whose user is gone, are skipped.
     """
@@ -83,7 +85,12 @@ def users_in_order(
         except ValidationError:
             continue
         wanted.setdefault(pk, (seen, is_hidden, member))
-    users = _users(model, list(wanted))
+    loaded = {
+        pk: known[member]
+        for pk, (_, _, member) in wanted.items()
+        if known and member in known
+    }
+    users = loaded | _users(model, [pk for pk in wanted if pk not in loaded])
     places = where or {}
     return [
         OnlineUser(
