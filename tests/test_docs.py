@@ -198,6 +198,7 @@ def test_every_name_the_path_of_a_request_gives_exists() -> None:
         "Page": "whos_online.page",
         "Gate": "whos_online.gate",
         "Visit": "whos_online.visitors",
+        "Roster": "whos_online.roster",
     }
     for owner, attribute in named - {("request", "user")}:
         if attribute == "lua":

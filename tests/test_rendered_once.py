@@ -16,6 +16,7 @@ from django.utils import translation
 from pytest_django.fixtures import Settings as SettingsWrapper
 
 from tests import presence
+from tests.conftest import Clock
 
 pytestmark = pytest.mark.django_db
 
@@ -64,6 +65,43 @@ def test_guests_pages_sharing_a_snapshot_render_the_widget_once(alice: User) -> 
     assert [widget_renders(page) for page in pages] == [0, 0, 0]
     assert widget_of(pages[0]) == widget_of(pages[1])
     assert "alice" in widget_of(pages[1])
+
+
+def test_a_new_snapshot_showing_the_same_renders_no_widget_again(
+    clock: Clock, alice: User
+) -> None:
+    presence.record_user(alice.pk)
+    guest = guarded(Client(REMOTE_ADDR="192.0.2.2"))
+    before = guest.get("/busy-page/")
+    clock.advance(31)  # past the snapshot's age: a new one, the same people
+    after = guest.get("/busy-page/")
+    assert widget_renders(after) == 0
+    assert widget_of(after) == widget_of(before)
+
+
+def test_a_new_snapshot_with_someone_new_renders_the_widget_anew(
+    clock: Clock, alice: User, bob: User
+) -> None:
+    presence.record_user(alice.pk)
+    guest = guarded(Client(REMOTE_ADDR="192.0.2.2"))
+    guest.get("/busy-page/")
+    presence.record_user(bob.pk)
+    clock.advance(31)
+    after = guest.get("/busy-page/")
+    assert widget_renders(after) == 1
+    assert "bob" in widget_of(after)
+
+
+def test_a_name_changed_in_the_database_shows_once_what_was_read_ages_out(
+    clock: Clock, alice: User
+) -> None:
+    presence.record_user(alice.pk)
+    guest = guarded(Client(REMOTE_ADDR="192.0.2.2"))
+    guest.get("/busy-page/")
+    alice.username = "alicia"
+    alice.save()
+    clock.advance(31)
+    assert "alicia" in widget_of(guest.get("/busy-page/"))
 
 
 def test_the_box_around_a_shared_widget_is_rendered_once_too(alice: User) -> None:

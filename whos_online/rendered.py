@@ -1,17 +1,17 @@
 """Presence as HTML: the widget and the box around it, rendered once per
-shared snapshot and kind of viewer; the scripts' tags and the visibility
-toggle, rendered once per process and language with the viewer's own
-values (a CSRF token, the page's path) put in; and a count as a page
-writes it.
+process for what they show; the scripts' tags and the visibility toggle,
+rendered once per process and language with the viewer's own values (a
+CSRF token, the page's path) put in; and a count as a page writes it.
 
 A roster made from the snapshot its process shares between pages
 (``WHOS_ONLINE_SNAPSHOT_MAX_AGE``) is the same for every viewer of one kind
 given the same users' choices (:attr:`~whos_online.roster.Roster.made_from`),
 so the process renders its widget once for all of them, in each language
-and time zone, and hands the same HTML to the others until the snapshot is
-replaced. A roster made for its viewer alone (the site's rule judges each
-viewer, a room lists its reader, a visitor who just arrived) renders apart,
-and so does every roster where the site has its own copy of the widget's
+and time zone, and hands the same HTML to the others, and to the pages of
+the next snapshot while it shows the same (:attr:`~whos_online.roster.Roster.shown`).
+A roster made for its viewer alone (the site's rule judges each viewer, a
+room lists its reader, a visitor who just arrived) renders apart, and so
+does every roster where the site has its own copy of the widget's
 templates, which may show anything of the request. The box of a room
 carries tokens of the room for its viewer: it is rendered once per process
 with marks where they go, and they are put in for each page.
@@ -50,17 +50,16 @@ def widget_html(roster: Roster, request: HttpRequest | None) -> SafeString:
     """The widget showing ``roster``, to the viewer of ``request``."""
     if roster.made_from is None:
         return _render(roster, request)
-    snapshot, made = roster.made_from
     key: Hashable = (
-        made,
+        roster.shown,
         translation.get_language(),
         timezone.get_current_timezone_name(),
     )
     # Nothing of the request in the shared HTML: the same for every viewer
-    # of this kind.
+    # shown the same, this snapshot's or the next's.
     return _once(
         key,
-        snapshot,
+        None,
         PARTS,
         shared=lambda: _render(roster, None),
         alone=lambda: _render(roster, request),
@@ -79,16 +78,15 @@ def box_html(values: dict[str, Any]) -> SafeString:
         return _room_box_html(values)
     if roster.made_from is None or values["room_key"] is None:
         return _render_values(BOX, values)
-    snapshot, made = roster.made_from
     key: Hashable = (
         BOX,
-        made,
+        roster.shown,
         translation.get_language(),
         timezone.get_current_timezone_name(),
         *(values[name] for name in BOX_VARIES_BY),
     )
     render = functools.partial(_render_values, BOX, values)
-    return _once(key, snapshot, (*PARTS, BOX), shared=render, alone=render)
+    return _once(key, None, (*PARTS, BOX), shared=render, alone=render)
 
 
 # What a box of the whole site shows besides its widget.

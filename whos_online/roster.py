@@ -10,6 +10,7 @@ choose never leave through the public roster.
 
 from __future__ import annotations
 
+import functools
 import time
 from collections.abc import Hashable, Iterable
 from dataclasses import dataclass, field, replace
@@ -23,11 +24,11 @@ from whos_online.bots import is_known
 from whos_online.conf import get_config
 from whos_online.gate import Gate
 from whos_online.marks import room_name
-from whos_online.page import rooms_of_page, visit_made, visit_of
+from whos_online.page import visit_made
+from whos_online.readers import loaded_viewer, reader_in, with_reader
 from whos_online.store import Counts, Snapshot, Today, get_store
 from whos_online.users import Named, OnlineUser, as_datetime, as_record, users_in_order
 from whos_online.visibility import Choices
-from whos_online.visitors import Visitor
 
 # The most users a page's badges are read from in one snapshot; past it, a
 # badge of a user not among the most recent costs a round trip of its own.
@@ -88,6 +89,37 @@ class Roster(Windowed):
             return 0
         return max(self.nameable - len(self.users), 0)
 
+    @functools.cached_property
+    def shown(self) -> Hashable:
+        """All the roster tells, as a key: rosters alike in it show alike,
+        whenever their snapshots were read and whatever they were made from."""
+        return (
+            *(getattr(self, name) for name in TOLD),
+            tuple(
+                (o.name, o.url, o.hidden, o.time_shown, o.grade)
+                + (o.last_seen, o.location)
+                for o in self.users
+            ),
+            tuple(self.bots),
+            tuple((user.pk, str(user)) for user in self.today_users),
+        )
+
+
+# What a roster tells besides its lists of people.
+TOLD = (
+    "window",
+    "available",
+    "room",
+    "other_bots",
+    "counts",
+    "record",
+    "shows_hidden",
+    "shows_hidden_count",
+    "today",
+    "shows_names",
+    "nameable",
+)
+
 
 def gate_of(viewer: Any, request: HttpRequest | None) -> Gate:
     """The gate an output asks: the page's, noted as used, when there is a
@@ -134,8 +166,9 @@ def online_roster(
     if snapshot is None:
         return Roster(window=get_config().window, room=room)
     shared = snapshot if snapshot is _shared(room, with_hidden) else None
-    if room is not None and request is not None and room in rooms_of_page(request):
-        snapshot = with_reader(snapshot, room, reader_of(request), shows_hidden)
+    reader = None if room is None else reader_in(room, request)
+    if room is not None and reader is not None:
+        snapshot = with_reader(snapshot, room, reader, shows_hidden)
     choices = gate.chosen([*(m for m, _ in snapshot.users), *snapshot.today_named])
     kind = gate.kind
     made: Hashable = None
@@ -153,7 +186,7 @@ def online_roster(
     hidden_pairs = [*snapshot.hidden, *(p for p in snapshot.users if p[0] in chosen)]
     listed: list[OnlineUser] | None = None
     refused = refused_hidden = 0
-    loaded = _loaded(gate, request, room)
+    loaded = loaded_viewer(reader, gate.viewer)
     if judges:
         judged = users_in_order(
             visible_pairs, hidden_pairs if with_hidden else (), snapshot.where, loaded
@@ -207,20 +240,6 @@ def online_roster(
         today_users=_seen_today(snapshot.today_named, gate, choices),
     )
     return _kept(made, shared, roster)
-
-
-def _loaded(
-    gate: Gate, request: HttpRequest | None, room: str | None
-) -> dict[str, Any]:
-    """The viewer, by key, where the room lists them as its reader: the page
-    loaded them already, so no query reads them again."""
-    if room is None or request is None or room not in rooms_of_page(request):
-        return {}
-    reader, viewer = reader_of(request), gate.viewer
-    if reader is None or reader.user_pk is None:
-        return {}
-    is_viewer = str(getattr(viewer, "pk", None)) == reader.user_pk
-    return {reader.user_pk: viewer} if is_viewer else {}
 
 
 def _kept(made: Hashable, shared: Snapshot | None, roster: Roster) -> Roster:
@@ -295,42 +314,6 @@ def room_counts(
         )
         shown.append((item, counts))
     return shown
-
-
-def reader_of(request: HttpRequest) -> Visitor | None:
-    """The page's reader as the room will hold them: a user who chose to
-    appear offline is hidden there."""
-    return visit_of(request).visitor
-
-
-def with_reader(
-    snapshot: Snapshot, room: str, reader: Visitor | None, shows_hidden: bool
-) -> Snapshot:
-    """A room's snapshot with its reader in it as of now: the page records
-    them there after the view, so its widget lists them already (once, if
-    they were there before: where the snapshot names only some of the
-    room's readers, Redis is asked). A hidden reader who is not staff is
-    left as they are: the hidden users were not listed to them, so whether
-    they are in the room already cannot be told."""
-    if reader is None or (reader.kind == "hidden" and not shows_hidden):
-        return snapshot
-    listed: list[tuple[str, float]] = getattr(snapshot, reader.kind)
-    others = [pair for pair in listed if pair[0] != reader.member]
-    counts = snapshot.counts
-    if len(others) == len(listed) and not _held_unlisted(snapshot, room, reader):
-        counts = replace(counts, **{reader.kind: getattr(counts, reader.kind) + 1})
-    lists: dict[str, Any] = {reader.kind: [(reader.member, snapshot.now), *others]}
-    return replace(snapshot, counts=counts, **lists)
-
-
-def _held_unlisted(snapshot: Snapshot, room: str, reader: Visitor) -> bool:
-    """Whether ``room`` holds ``reader`` though its snapshot names only some
-    of its readers of their kind, not them."""
-    if len(getattr(snapshot, reader.kind)) >= getattr(snapshot.counts, reader.kind):
-        return False
-    guests = reader.kind == "guests"
-    found = get_store().in_room(room, [reader.member], guests=guests)
-    return found is not None and reader.member in found[0] | found[1]
 
 
 def snapshot_for(
