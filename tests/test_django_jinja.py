@@ -27,6 +27,7 @@ from tests import presence
 from tests.django_jinja_site import documented_code, documented_templates
 from whos_online import api
 from whos_online.jinja2 import FILTERS, GLOBALS
+from whos_online.roster import online_roster
 from whos_online.tokens import room_from_token
 
 pytestmark = pytest.mark.django_db
@@ -153,6 +154,11 @@ SAME_AS_DJANGO = [
         "{{ counts|count_text('guests') }} {{ counts|count_text('users') }}",
         "{{ counts|count_text:'guests' }} {{ counts|count_text:'users' }}",
     ),
+    (
+        "{{ roster.users|people_html }} {{ counts|tally_html }}",
+        "{{ roster.users|people_html }} {{ counts|tally_html }}",
+    ),
+    ("{{ roster|window_html }}", "{{ roster|window_html }}"),
 ]
 
 
@@ -174,7 +180,12 @@ def test_it_shows_what_the_django_tag_shows_to_the_same_viewer(
 ) -> None:
     user = {"guest": AnonymousUser(), "alice": alice, "staff": staff}[viewer]
     request = request_of(user)
-    context = {"alice": alice, "bob": bob, "counts": api.counts(viewer=user)}
+    context = {
+        "alice": alice,
+        "bob": bob,
+        "counts": api.counts(viewer=user),
+        "roster": online_roster(viewer=user),
+    }
     assert jinja(in_jinja2, request, **context) == django(in_django, request, **context)
 
 

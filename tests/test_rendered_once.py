@@ -104,6 +104,67 @@ def test_a_name_changed_in_the_database_shows_once_what_was_read_ages_out(
     assert "alicia" in widget_of(guest.get("/busy-page/"))
 
 
+PERSON = "whos_online/person.html"
+
+
+def test_a_person_listed_is_rendered_once_per_process_in_any_list(
+    alice: User,
+) -> None:
+    """A room's list changes with each reader who comes in; its people
+    seldom do."""
+    presence.record_in_room("thread:7", "users", str(alice.pk))
+    first = guarded(Client(REMOTE_ADDR="192.0.2.2"))
+    second = guarded(Client(REMOTE_ADDR="192.0.2.3"))
+    first.get("/thread/7/")
+    page = second.get("/thread/7/")
+    assert widget_renders(page) == 1  # the room's list: the first reader came in
+    assert widget_renders(page, PERSON) == 0
+    assert '<span class="whos-online-user"><bdi>alice</bdi></span>' in widget_of(page)
+
+
+def test_a_rooms_counts_and_window_are_rendered_once_for_the_same_counts(
+    alice: User,
+) -> None:
+    presence.record_in_room("thread:7", "users", str(alice.pk))
+    first = guarded(Client(REMOTE_ADDR="192.0.2.2"))
+    second = guarded(Client(REMOTE_ADDR="192.0.2.3"))
+    before = first.get("/thread/7/")
+    first.get("/thread/8/")  # the first reader moves on
+    page = second.get("/thread/7/")
+    assert widget_renders(page) == 1  # its own reader listed
+    assert widget_renders(page, "whos_online/tally.html") == 0
+    assert widget_renders(page, "whos_online/window.html") == 0
+    assert "1 user</li>" in widget_of(page)
+    assert "1 guest</li>" in widget_of(page)
+    assert widget_of(page) == widget_of(before)
+
+
+@pytest.mark.usefixtures("languages")
+def test_a_person_is_rendered_in_each_language(
+    django_user_model: type[User], alice: User
+) -> None:
+    presence.record_user(alice.pk, hidden=True)
+    staff = django_user_model.objects.create_user("s", is_staff=True)
+    pages = []
+    for language in ("en", "fr"):
+        client = Client(headers={"accept-language": language})
+        client.force_login(staff)
+        pages.append(widget_of(guarded(client).get("/busy-page/")))
+    assert "<bdi>alice</bdi> <small>(hidden)</small>" in pages[0]
+    assert "<bdi>alice</bdi> <small>(masqué)</small>" in pages[1]
+
+
+def test_a_sites_own_person_template_renders_for_each_person(
+    settings: SettingsWrapper, tmp_path: Path, alice: User, bob: User
+) -> None:
+    site_template(settings, tmp_path, "person.html", "[{{ online.name }}]")
+    for user in (alice, bob):
+        presence.record_user(user.pk)
+    page = guarded(Client()).get("/busy-page/")
+    assert widget_renders(page, PERSON) == 2
+    assert "[bob], [alice]" in widget_of(page)
+
+
 def test_the_box_around_a_shared_widget_is_rendered_once_too(alice: User) -> None:
     presence.record_user(alice.pk)
     first = guarded(Client(REMOTE_ADDR="192.0.2.2"))

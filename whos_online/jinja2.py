@@ -42,7 +42,10 @@ from whos_online.rendered import (
     decorate_html,
     heartbeat_html,
     minutes_since,
+    people_html,
+    tally_html,
     visibility_html,
+    window_html,
 )
 from whos_online.statuses import UserPresence
 from whos_online.store import Counts
@@ -189,6 +192,9 @@ FILTERS = {
     "last_seen_label": tags.last_seen_label,
     "minutes_since": minutes_since,
     "count_text": count_text,
+    "people_html": people_html,
+    "tally_html": tally_html,
+    "window_html": window_html,
 }
 
 

@@ -37,10 +37,15 @@ from django.utils.translation import gettext
 
 from whos_online.roster import Roster
 from whos_online.store import Counts, get_store
+from whos_online.users import OnlineUser
 
 WIDGET = "whos_online/widget.html"
+# The widget's parts: its counts, one person it lists, what "now" means.
+TALLY = ("whos_online/tally.html", "whos_online/people_count.html")
+PERSON = "whos_online/person.html"
+WINDOW = "whos_online/window.html"
 # Every template the widget's HTML is made of.
-PARTS = (WIDGET, "whos_online/people_count.html", "whos_online/window.html")
+PARTS = (WIDGET, *TALLY, PERSON, WINDOW)
 # The box ``{% whos_online %}`` puts the widget in.
 BOX = "whos_online/whos_online.html"
 OURS = Path(__file__).resolve().parent / "templates"
@@ -64,6 +69,48 @@ def widget_html(roster: Roster, request: HttpRequest | None) -> SafeString:
         shared=lambda: _render(roster, None),
         alone=lambda: _render(roster, request),
     )
+
+
+def tally_html(counts: Counts) -> SafeString:
+    """``{{ roster.counts|tally_html }}``: the widget's counts, rendered once
+    per process and language for the same counts."""
+    return _part(TALLY, {"counts": counts}, counts)
+
+
+def window_html(roster: Roster) -> SafeString:
+    """``{{ roster|window_html }}``: what the widget's "now" means, rendered
+    once per process and language for a room, and for each window."""
+    return _part((WINDOW,), {"roster": roster}, (bool(roster.room), roster.window))
+
+
+def _part(
+    names: tuple[str, ...], values: dict[str, Any], shows: Hashable
+) -> SafeString:
+    """The template ``names[0]`` (which includes the rest) rendered from
+    ``values``, once per process and language for what it ``shows``."""
+    render = functools.partial(_render_values, names[0], values)
+    key = (names[0], shows, translation.get_language())
+    return _once(key, None, names, shared=render, alone=render)
+
+
+def people_html(people: list[OnlineUser]) -> SafeString:
+    """``{{ roster.users|people_html }}``: the people the widget lists, each
+    (``whos_online/person.html``) rendered once per process and language for
+    what it shows (a room's list changes with each reader who comes in; its
+    people seldom do), joined by commas."""
+    memo, language = get_store().state.people, translation.get_language()
+    if not _templates_are_ours((PERSON,)):
+        return SafeString(", ".join(_person(online) for online in people))
+    shown = []
+    for online in people:
+        key = (online.name, online.url, online.hidden, language)
+        html = memo.get(key)
+        shown.append(memo.put(key, _person(online)) if html is None else html)
+    return SafeString(", ".join(shown))
+
+
+def _person(online: OnlineUser) -> SafeString:
+    return _render_values(PERSON, {"online": online})
 
 
 def box_html(values: dict[str, Any]) -> SafeString:

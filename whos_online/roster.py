@@ -11,6 +11,7 @@ choose never leave through the public roster.
 from __future__ import annotations
 
 import functools
+import hashlib
 import time
 from collections.abc import Hashable, Iterable
 from dataclasses import dataclass, field, replace
@@ -90,19 +91,22 @@ class Roster(Windowed):
         return max(self.nameable - len(self.users), 0)
 
     @functools.cached_property
-    def shown(self) -> Hashable:
+    def shown(self) -> bytes:
         """All the roster tells, as a key: rosters alike in it show alike,
-        whenever their snapshots were read and whatever they were made from."""
-        return (
+        whenever their snapshots were read and whatever they were made from.
+        A digest of its text, so that a key of many users is cheap to look
+        up with."""
+        told = (
             *(getattr(self, name) for name in TOLD),
-            tuple(
+            [
                 (o.name, o.url, o.hidden, o.time_shown, o.grade)
                 + (o.last_seen, o.location)
                 for o in self.users
-            ),
-            tuple(self.bots),
-            tuple((user.pk, str(user)) for user in self.today_users),
+            ],
+            self.bots,
+            [(user.pk, str(user)) for user in self.today_users],
         )
+        return hashlib.blake2b(repr(told).encode(), digest_size=16).digest()
 
 
 # What a roster tells besides its lists of people.

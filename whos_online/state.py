@@ -322,10 +322,12 @@ class State:
         )
         # What a roster was made from (its shared snapshot's id, the limit,
         # the kind of viewer, the users' choices) -> (that snapshot, the
-        # roster), reused while the snapshot is shared; and with language
-        # and time zone -> (that snapshot, the widget's HTML).
+        # roster), reused while the snapshot is shared; what an output shows,
+        # with language and time zone -> (None, its HTML); and each person a
+        # widget lists, the same way, apart: there are more of them.
         self.rosters: BoundedMemo[Any, tuple[Any, Any]] = BoundedMemo(256)
         self.renders: BoundedMemo[Any, tuple[Any, Any]] = BoundedMemo(256)
+        self.people: BoundedMemo[Any, Any] = BoundedMemo(4096)
         self.peak_seen: tuple[int, int] | None = None
         """(people, day): the most a snapshot saw online at once above the
         site's figures, for the next write to keep (reads never write)."""

@@ -33,9 +33,12 @@ from whos_online.rendered import (
     heartbeat_html,
     is_approximate,
     minutes_since,
+    people_html,
     stylesheet_html,
+    tally_html,
     visibility_html,
     widget_html,
+    window_html,
 )
 from whos_online.rooms import join_named_room
 from whos_online.roster import Roster, online_roster
@@ -58,6 +61,9 @@ REFRESH_JS = "whos_online/refresh.js"
 
 register.filter("count_text", count_text)
 register.filter("minutes_since", minutes_since)
+register.filter("people_html", people_html)
+register.filter("tally_html", tally_html)
+register.filter("window_html", window_html)
 
 
 @register.simple_tag(takes_context=True, name="whos_online")
@@ -98,17 +104,20 @@ def whos_online(
     name = _room(context, room)
     roster = _roster(context, _whole(limit, None), room, name)
     refreshed = bool(seconds) and roster.room == name
+    # One token of the room for the viewer serves the refresh, the stream and
+    # the tab's place alike.
+    token = make_room_token(name, viewer) if refreshed and name else None
     return {
         "roster": roster,
         "refresh_seconds": seconds,
-        "refresh_url": _endpoint_of(name, viewer) if refreshed else None,
+        "refresh_url": _endpoint_of(token) if refreshed else None,
         "refresh_script": links.script(REFRESH_JS) if refreshed else None,
         "stream_url": (
-            _endpoint_of(name, viewer, "whos_online:stream")
+            _endpoint_of(token, "whos_online:stream")
             if refreshed and _streams(context)
             else None
         ),
-        "here": _here(context, name) if refreshed else None,
+        "here": _here(context, name, token),
         # Rendered where the template shows it (a site's copy may not).
         "widget": functools.partial(widget_html, roster, context.get("request")),
         "request": context.get("request"),
@@ -235,7 +244,8 @@ def whos_online_beacon(
     middleware: a small script tells the server the visitor is here, at most
     once per guard period (and names ``room``, when given)."""
     name = None if room is None else room_name(room)
-    url = _endpoint_of(name, _viewer(context), "whos_online:beacon")
+    token = None if name is None else make_room_token(name, _viewer(context))
+    url = _endpoint_of(token, "whos_online:beacon")
     return {
         "beacon_url": url,
         "beacon_seconds": get_config().guard_seconds,
@@ -361,14 +371,12 @@ def _viewer(context: Context) -> Any:
     return page.of(request).viewer if isinstance(request, HttpRequest) else None
 
 
-def _endpoint_of(
-    room: str | None, viewer: Any, view: str = "whos_online:widget"
-) -> str | None:
-    """The URL of ``view``, naming ``room`` in a token for ``viewer``."""
+def _endpoint_of(token: str | None, view: str = "whos_online:widget") -> str | None:
+    """The URL of ``view``, naming a room by its ``token``, if any."""
     url = links.endpoint(view)
-    if url is None or room is None:
+    if url is None or token is None:
         return url
-    return f"{url}?{urlencode({'room': make_room_token(room, viewer)})}"
+    return f"{url}?{urlencode({'room': token})}"
 
 
 def _streams(context: Context) -> bool:
@@ -377,18 +385,19 @@ def _streams(context: Context) -> bool:
     return isinstance(context.get("request"), ASGIRequest)
 
 
-def _here(context: Context, room: str | None) -> dict[str, Any] | None:
+def _here(
+    context: Context, room: str | None, token: str | None
+) -> dict[str, Any] | None:
     """What the refresh script of a page in ``room`` needs to keep its tab
-    there while it is open: the endpoint, a token of the room, how often."""
+    there while it is open: the endpoint, the room's ``token``, how often."""
     request = context.get("request")
-    if room is None or not isinstance(request, HttpRequest):
+    if room is None or token is None or not isinstance(request, HttpRequest):
         return None
     if room not in rooms_of_page(request):
         return None
     url = links.endpoint("whos_online:here")
     if url is None:
         return None
-    token = make_room_token(room, _viewer(context))
     return {"url": url, "token": token, "seconds": get_config().tab_seconds}
 
 
