@@ -99,13 +99,16 @@ def people_html(people: list[OnlineUser]) -> SafeString:
     what it shows (a room's list changes with each reader who comes in; its
     people seldom do), joined by commas."""
     memo, language = get_store().state.people, translation.get_language()
-    if not _templates_are_ours((PERSON,)):
-        return SafeString(", ".join(_person(online) for online in people))
     shown = []
     for online in people:
         key = (online.name, online.url, online.hidden, language)
         html = memo.get(key)
-        shown.append(memo.put(key, _person(online)) if html is None else html)
+        if html is None:
+            # Asked only on a miss, as for the other parts: it reads the disk.
+            if not _templates_are_ours((PERSON,)):
+                return SafeString(", ".join(_person(each) for each in people))
+            html = memo.put(key, _person(online))
+        shown.append(html)
     return SafeString(", ".join(shown))
 
 
