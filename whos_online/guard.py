@@ -171,8 +171,11 @@ def _mac(
     address: str,
     session_key: str,
 ) -> str:
-    message = f"{expires}|{kind}|{generation}|{marks}|{address}|{session_key}".encode()
-    return hashlib.blake2b(message, key=config.guard_key, digest_size=16).hexdigest()
+    hasher = config.guard_hasher.copy()
+    hasher.update(
+        f"{expires}|{kind}|{generation}|{marks}|{address}|{session_key}".encode()
+    )
+    return hasher.hexdigest()
 
 
 def forget(config: Config, response: HttpResponseBase) -> None:

@@ -13,14 +13,14 @@ the rooms its templates name, and whether anything made for this viewer
 alone was shown (the middleware then marks the response private).
 
 It is made lazily: by the middleware when a record may be due, else by the
-first output that asks (:func:`of`). A request whose guard holds by what
-the process remembers (:func:`~whos_online.seen.holds`) and whose page
-asks nothing of presence builds none.
+first output that asks (:func:`of`). A request whose guard holds
+(:func:`~whos_online.seen.holds`) and whose page asks nothing of presence
+builds none.
 
 It decides what the middleware does, for WSGI and ASGI alike:
 :func:`arrive` before the view (nothing more when the guard holds, else
 the page made and :meth:`Page.before_view` to run) and :func:`leave` after
-it (:func:`nothing_to_write` on the guarded path, else
+it (:func:`is_quiet`, then :func:`nothing_to_write` on the guarded path, else
 :meth:`Page.writes_after`), so a request goes down the layers: the page,
 its visitor, the cookies and the page's marks, the store.
 
@@ -114,12 +114,10 @@ class Page(Cookies):
         named = self.named_rooms
         return named if room is None else named | {room}
 
-    def before_view(self) -> Visit | None:
-        """Unless the cookies' guard spares the request a record (by a clock
-        learnt lately), ask Redis' clock if it may hold after all, else
-        record the visitor."""
-        if self.guarded:
-            return None
+    def before_view(self) -> Visit:
+        """For a request no guard spares a record by what the process knows
+        (:func:`~whos_online.seen.holds`): ask Redis' clock if the guard may
+        hold after all, else record the visitor."""
         heartbeat = is_heartbeat(self.request)
         visit = self.visit_of()
         if visit.guard is not None:
@@ -187,7 +185,7 @@ class Page(Cookies):
         return self.rooms()
 
 
-Arrival = tuple[Store, "Verdict | None", str, "Callable[[], Visit | None] | None"]
+Arrival = tuple[Store, "Verdict | None", str, "Callable[[], Visit] | None"]
 """What :func:`arrive` found: the store, the guard's verdict if it spares
 the request a record, the session key the request came with, and the work
 to do before the view, if any."""
@@ -216,6 +214,8 @@ def leave(
     """After the view: marks a response made for its viewer alone private,
     and returns what the answer leaves to write, if anything."""
     store, held, came_with, _ = came
+    if held is not None and is_quiet(request, held, store):
+        return None
     made = made_for(request)
     if held is None or not nothing_to_write(request, response, store, held, made):
         made = start(request, store, came_with)
@@ -225,6 +225,28 @@ def leave(
     if made is not None and made.personal:
         keep_private(response)
     return writes
+
+
+def is_quiet(request: HttpRequest, held: Verdict, store: Store) -> bool:
+    """The guarded path after the view: whether nothing was made or changed
+    that could leave something to write, for a request whose guard ``held``:
+    no output made the request's page, the view changed no session, no
+    snapshot saw a peak to keep, and the path is one the guard was found to
+    know (:attr:`~whos_online.seen.Verdict.quiet`). Else
+    :func:`nothing_to_write` looks closer."""
+    session = getattr(request, "session", None)
+    if session is not None and session.modified or hasattr(request, ATTRIBUTE):
+        return False
+    urlconf = getattr(request, "urlconf", None)  # path_of, inline: the guarded path
+    path = request.path_info if urlconf is None else (urlconf, request.path_info)
+    return held.quiet == path and store.state.peak_seen is None
+
+
+def path_of(request: HttpRequest) -> object:
+    """The page's path, and its URLconf if the request names one: what its
+    marks are remembered by."""
+    urlconf = getattr(request, "urlconf", None)
+    return request.path_info if urlconf is None else (urlconf, request.path_info)
 
 
 def nothing_to_write(
@@ -248,8 +270,7 @@ def nothing_to_write(
         return False
     if not 200 <= response.status_code < 300:  # inline: the guarded path
         return True
-    urlconf = getattr(request, "urlconf", None)
-    path = request.path_info if urlconf is None else (urlconf, request.path_info)
+    path = path_of(request)
     if held.quiet == path:
         return True
     found: Guard = held.guard  # type: ignore[assignment]  # kept only on a guard

@@ -1,8 +1,8 @@
 """What a request's cookies say, read with nothing else: the session key
 and the guard, and whether the guard spares the request a record.
 
-Every request reads them, guarded or not, so the verdict on each guard
-cookie is remembered by the process (see :func:`verdict_on`); a
+Every request asks (:func:`holds`), so the verdict on each guard cookie is
+remembered by the process (see :func:`verdict_on`); a
 :class:`~whos_online.visitors.Visit` is made only when a record is due.
 """
 
@@ -27,10 +27,10 @@ class Cookies:
     and whether it spares the request a record, by Redis' time and data
     generation as this process learnt them in the past few seconds.
 
-    Read once for every request, guarded or not, by the request's one
-    object (:class:`~whos_online.page.Page` is one), so its one call does
-    it all: on the guarded path each Python call costs about as much as the
-    work it wraps.
+    Read by the request's one object (:class:`~whos_online.page.Page` is
+    one), made when a record may be due or an output asks; the guarded path
+    asks :func:`holds` alone, where each Python call costs about as much as
+    the work it wraps.
     """
 
     __slots__ = ("guard", "guarded", "request", "session_key", "store")
@@ -41,36 +41,16 @@ class Cookies:
         """``session_key``: the one the request came with, where the view
         may have changed it since (else :func:`session_key_of`)."""
         config = store.config
-        cookies = request.COOKIES
         if session_key is None:
             session_key = session_key_of(request, config)
-        raw = cookies.get(config.guard_cookie_name)
+        raw = request.COOKIES.get(config.guard_cookie_name)
         self.request = request
         self.store = store
         """The store read with, which the records and rooms ask too."""
         self.session_key = session_key
-        if not raw:
-            self.guard, self.guarded = None, False
-            return
-        memo = store.state.guards
-        verdict = memo.get(raw)
-        if (
-            verdict is None
-            or verdict.session_key != session_key
-            or verdict.sources is not None  # a guest's: bound to an address
-            and verdict.sources != request.META.get("REMOTE_ADDR")
-            and not same_sources(verdict.sources, request.META, config)
-        ):
-            verdict = verdict_on(request, config, memo, raw, session_key)
-        self.guard = found = verdict.guard
-        if found is None:
-            self.guarded = False
-            return
-        now = time.monotonic()
-        if now >= verdict.deadline:  # learnt too long ago, or run out
-            clock = store.state.clock
-            verdict.deadline = clock.deadline(found.data_label, found.expires)
-        self.guarded = now < verdict.deadline
+        verdict = judged(request, store, raw, session_key) if raw else None
+        self.guard = None if verdict is None else verdict.guard
+        self.guarded = verdict is not None and is_held(verdict, store)
 
 
 def session_key_of(request: HttpRequest, config: Config) -> str:
@@ -85,24 +65,63 @@ def session_key_of(request: HttpRequest, config: Config) -> str:
 
 def holds(request: HttpRequest, store: Store) -> Verdict | None:
     """The verdict on the request's guard if it spares the request a record
-    by what this process remembers alone (:class:`Cookies` says so too,
-    then): one kept for this very cookie, session key and socket address,
-    within its deadline. A few dictionary lookups and one clock reading,
-    nothing built: the guarded path. ``None`` leaves it to :class:`Cookies`."""
+    (:class:`Cookies` says so too, then). For a verdict the process keeps
+    for this very cookie, session key and socket address, within its
+    deadline: a few dictionary lookups and one clock reading, nothing built,
+    the guarded path. Else, for a guard cookie this process has not judged
+    for this visitor, its MAC is checked (:func:`judged`). A session an
+    earlier middleware changed is the view's change to the middleware: seen
+    after it (:func:`session_changed`)."""
     config = store.config
     cookies = request.COOKIES
     raw = cookies.get(config.guard_cookie_name)
-    verdict = store.state.guards.get(raw) if raw else None
-    if (
-        verdict is None  # else on a guard: no other is kept
-        or verdict.session_key != cookies.get(config.session_cookie_name, "")
-        or verdict.sources is not None
-        and verdict.sources != request.META.get("REMOTE_ADDR")
-        or time.monotonic() >= verdict.deadline
-    ):
+    if not raw:
         return None
-    session = getattr(request, "session", None)
-    return None if session is not None and session.modified else verdict
+    verdict: Verdict | None = store.state.guards.get(raw)
+    if (
+        verdict is not None
+        and verdict.session_key == cookies.get(config.session_cookie_name, "")
+        and (
+            verdict.sources is None  # a user's
+            or verdict.sources == request.META.get("REMOTE_ADDR")
+        )
+        and time.monotonic() < verdict.deadline
+    ):
+        return verdict
+    verdict = judged(request, store, raw, session_key_of(request, config))
+    return verdict if is_held(verdict, store) else None
+
+
+def judged(request: HttpRequest, store: Store, raw: str, session_key: str) -> Verdict:
+    """The verdict on the guard cookie ``raw`` for this visitor: the one the
+    process keeps for it, if it was reached for the same session key and
+    (for a guest) the same address sources, else found now
+    (:func:`verdict_on`)."""
+    config = store.config
+    memo = store.state.guards
+    verdict = memo.get(raw)
+    if (
+        verdict is None
+        or verdict.session_key != session_key
+        or verdict.sources is not None  # a guest's: bound to an address
+        and verdict.sources != request.META.get("REMOTE_ADDR")
+        and not same_sources(verdict.sources, request.META, config)
+    ):
+        verdict = verdict_on(request, config, memo, raw, session_key)
+    return verdict
+
+
+def is_held(verdict: Verdict, store: Store) -> bool:
+    """Whether the guard ``verdict`` found spares its visitor a record now,
+    by Redis' time and data generation as this process learnt them in the
+    past few seconds (its deadline moved on when it has passed)."""
+    found = verdict.guard
+    if found is None:
+        return False
+    now = time.monotonic()
+    if now >= verdict.deadline:  # learnt too long ago, or run out
+        verdict.deadline = store.state.clock.deadline(found.data_label, found.expires)
+    return now < verdict.deadline
 
 
 class Verdict:
