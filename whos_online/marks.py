@@ -49,14 +49,36 @@ def page_marks(request: HttpRequest, store: Store) -> PageMarks:
     if match is None:
         label = locations.label_of(request, store.state.locations)
         return NO_MARKS._replace(where=guard.mark(label)) if label else NO_MARKS
-    path = request.path_info
-    if len(path) > locations.MAX_PATH_LENGTH:
+    if len(request.path_info) > locations.MAX_PATH_LENGTH:
         return marks_of(match, store)
-    memo = store.state.pages
-    urlconf = getattr(request, "urlconf", None)
-    key = path if urlconf is None else (urlconf, path)
+    memo, key = store.state.pages, path_key(request)
     found: PageMarks | None = memo.get(key)
     return memo.put(key, marks_of(match, store)) if found is None else found
+
+
+def kept_marks(store: Store, key: object) -> PageMarks | None:
+    """The marks the process keeps of a path (its :func:`path_key`), if it
+    resolved a page of that path before (a page answered from a cache is
+    taken for the page it was made from): the guarded path's, resolving
+    nothing."""
+    found: PageMarks | None = store.state.pages.get(key)
+    return found
+
+
+def path_key(request: HttpRequest) -> object:
+    """What a path's marks are kept by: the path, and the URLconf if the
+    request names one."""
+    urlconf = getattr(request, "urlconf", None)
+    return request.path_info if urlconf is None else (urlconf, request.path_info)
+
+
+def knows(found: guard.Guard, marks: PageMarks) -> bool:
+    """Whether the guard ``found`` says its visitor was recorded in the
+    rooms of a page of ``marks``, and, for a user, at its location label
+    (or the page has none)."""
+    return marks.rooms == found.rooms and (
+        found.is_guests or marks.where in ("", found.where)
+    )
 
 
 def page_room(request: HttpRequest, store: Store | None = None) -> str | None:

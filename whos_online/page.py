@@ -42,7 +42,16 @@ from django.utils.cache import patch_cache_control, patch_vary_headers
 
 from whos_online.gate import Gate
 from whos_online.guard import Guard
-from whos_online.marks import answered, is_page_opened, moved, page_marks, rooms_mark
+from whos_online.marks import (
+    answered,
+    is_page_opened,
+    kept_marks,
+    knows,
+    moved,
+    page_marks,
+    path_key,
+    rooms_mark,
+)
 from whos_online.seen import Cookies, Verdict, holds, session_changed, session_key_of
 from whos_online.store import Snapshot, Store, get_store
 from whos_online.visibility import Choices
@@ -229,24 +238,23 @@ def leave(
 
 def is_quiet(request: HttpRequest, held: Verdict, store: Store) -> bool:
     """The guarded path after the view: whether nothing was made or changed
-    that could leave something to write, for a request whose guard ``held``:
-    no output made the request's page, the view changed no session, no
-    snapshot saw a peak to keep, and the path is one the guard was found to
-    know (:attr:`~whos_online.seen.Verdict.quiet`). Else
-    :func:`nothing_to_write` looks closer."""
+    that could leave something to write, for a request whose guard ``held``
+    says it was recorded lately: no output made the request's page, the
+    view changed no session, no snapshot saw a peak to keep, and the marks
+    the process keeps of the path (:func:`~whos_online.marks.kept_marks`)
+    are those the guard says were written. The path found so is remembered
+    with the verdict: a page of it again asks no more (a reload, a
+    refreshing page). Else :func:`nothing_to_write` looks closer."""
     session = getattr(request, "session", None)
     if session is not None and session.modified or hasattr(request, ATTRIBUTE):
         return False
-    urlconf = getattr(request, "urlconf", None)  # path_of, inline: the guarded path
-    path = request.path_info if urlconf is None else (urlconf, request.path_info)
-    return held.quiet == path and store.state.peak_seen is None
-
-
-def path_of(request: HttpRequest) -> object:
-    """The page's path, and its URLconf if the request names one: what its
-    marks are remembered by."""
-    urlconf = getattr(request, "urlconf", None)
-    return request.path_info if urlconf is None else (urlconf, request.path_info)
+    path = path_key(request)
+    if held.quiet != path:
+        marks = kept_marks(store, path)
+        if marks is None or not knows(held.guard, marks):  # type: ignore[arg-type]
+            return False
+        held.quiet = path
+    return store.state.peak_seen is None
 
 
 def nothing_to_write(
@@ -256,32 +264,24 @@ def nothing_to_write(
     held: Verdict,
     made: Page | None,
 ) -> bool:
-    """The guarded path after the view: whether the answer surely leaves
-    nothing to write for a request whose guard ``held`` (no login or logout,
-    no peak to keep, the page's rooms and a user's location those the guard
-    says were written; ``made``: the page, if an output made one). When
-    unsure, :meth:`Page.writes_after` decides. A path found so is
-    remembered with the guard's verdict: the next page of that path asks
-    nothing more."""
+    """The guarded path after the view, looked at closer: whether the
+    answer surely leaves nothing to write for a request whose guard
+    ``held`` (no login or logout, no peak to keep, the page's rooms and a
+    user's location those the guard says were written; ``made``: the page,
+    if an output made one). When unsure, :meth:`Page.writes_after`
+    decides."""
     session = getattr(request, "session", None)
     if session is not None and session.modified or store.state.peak_seen is not None:
         return False
     if made is not None and made.named_rooms:
         return False
-    if not 200 <= response.status_code < 300:  # inline: the guarded path
-        return True
-    path = path_of(request)
-    if held.quiet == path:
+    if not 200 <= response.status_code < 300:
         return True
     found: Guard = held.guard  # type: ignore[assignment]  # kept only on a guard
     marks = page_marks(request, store)
-    if marks.rooms != found.rooms:
-        return False
-    if found.is_guests or marks.where in ("", found.where):
-        if getattr(request, "resolver_match", None) is not None:
-            held.quiet = path  # its marks are the path's, not a lookup's
-        return True
-    return not moved(request, found, marks)
+    return knows(found, marks) or (
+        marks.rooms == found.rooms and not moved(request, found, marks)
+    )
 
 
 def is_heartbeat(request: HttpRequest) -> bool:

@@ -142,10 +142,10 @@ class Verdict:
         (:meth:`~whos_online.state.ServerClock.deadline`); moved on when it
         looks again."""
         self.quiet: object = None
-        """The page (its path, and its URLconf if the request named one)
-        whose rooms and location label the guard was last found to know:
-        the guarded path's check after the view, remembered for the next
-        page of that path (see :func:`~whos_online.page.nothing_to_write`)."""
+        """The path (its :func:`~whos_online.marks.path_key`) the guard was
+        last found to know the marks of, after a page of it: the guarded
+        path's check after the view, remembered for a page of that path
+        again (see :func:`~whos_online.page.is_quiet`)."""
 
 
 def verdict_on(
