@@ -234,6 +234,25 @@ def test_a_guarded_request_whose_page_asks_nothing_of_presence_builds_nothing(
     assert pages == [False, False]
 
 
+def test_a_guard_that_does_not_hold_is_checked_once_on_its_request(
+    rf: RequestFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    middleware = WhosOnlineMiddleware(lambda request: HttpResponse())
+    issued = middleware(rf.get("/", REMOTE_ADDR="192.0.2.1")).cookies[GUARD].value
+    checked = []
+    read = guard.read
+
+    def counted(*args: Any) -> guard.Guard | None:
+        checked.append(1)
+        return read(*args)
+
+    monkeypatch.setattr(guard, "read", counted)
+    moved = rf.get("/", REMOTE_ADDR="192.0.2.9")  # a guest whose address changed
+    moved.COOKIES[GUARD] = issued
+    middleware(moved)
+    assert checked == [1]
+
+
 def test_logging_in_records_the_user_at_once(
     browser: Client, alice: User, redis_client: Redis
 ) -> None:

@@ -14,7 +14,7 @@ alone was shown (the middleware then marks the response private).
 
 It is made lazily: by the middleware when a record may be due, else by the
 first output that asks (:func:`of`). A request whose guard holds
-(:func:`~whos_online.seen.holds`) and whose page asks nothing of presence
+(:func:`~whos_online.seen.remembered`) and whose page asks nothing of presence
 builds none.
 
 It decides what the middleware does, for WSGI and ASGI alike:
@@ -52,7 +52,15 @@ from whos_online.marks import (
     path_key,
     rooms_mark,
 )
-from whos_online.seen import Cookies, Verdict, holds, session_changed, session_key_of
+from whos_online.seen import (
+    Cookies,
+    Verdict,
+    is_held,
+    judge,
+    remembered,
+    session_changed,
+    session_key_of,
+)
 from whos_online.store import Snapshot, Store, get_store
 from whos_online.visibility import Choices
 from whos_online.visitors import Visit
@@ -125,7 +133,7 @@ class Page(Cookies):
 
     def before_view(self) -> Visit:
         """For a request no guard spares a record by what the process knows
-        (:func:`~whos_online.seen.holds`): ask Redis' clock if the guard may
+        (:func:`~whos_online.seen.judge`): ask Redis' clock if the guard may
         hold after all, else record the visitor."""
         heartbeat = is_heartbeat(self.request)
         visit = self.visit_of()
@@ -207,11 +215,14 @@ def arrive(request: HttpRequest) -> Arrival | None:
     store = get_store()
     if store.config.problems:  # logged once by get_config
         return None
-    held = holds(request, store)
+    held = remembered(request, store)
     if held is not None:
         return store, held, held.session_key, None
     came_with = session_key_of(request, store.config)
-    return store, None, came_with, start(request, store, came_with).before_view
+    verdict = judge(request, store, came_with)  # once: a MAC that fails is not kept
+    if verdict is not None and is_held(verdict, store):
+        return store, verdict, came_with, None
+    return store, None, came_with, start(request, store, came_with, verdict).before_view
 
 
 def leave(
@@ -305,15 +316,20 @@ def keep_private(response: HttpResponseBase) -> None:
     patch_cache_control(response, private=True)
 
 
-def start(request: HttpRequest, store: Store, session_key: str | None = None) -> Page:
+def start(
+    request: HttpRequest,
+    store: Store,
+    session_key: str | None = None,
+    verdict: Verdict | None = None,
+) -> Page:
     """The request's :class:`Page`, made by the middleware: before the view
-    when the guard does not spare the request a record by what the process
-    remembers; after it, when the answer may leave something to write
-    (``session_key``: the one the request came with), unless an output made
-    it already."""
+    when the guard does not spare the request a record (``verdict``: the
+    one reached on it); after it, when the answer may leave something to
+    write (``session_key``: the one the request came with), unless an
+    output made it already."""
     made = made_for(request)
     if made is None:
-        made = Page(request, store, session_key)
+        made = Page(request, store, session_key, verdict)
         setattr(request, ATTRIBUTE, made)
     return made
 

@@ -1,8 +1,9 @@
 """What a request's cookies say, read with nothing else: the session key
 and the guard, and whether the guard spares the request a record.
 
-Every request asks (:func:`holds`), so the verdict on each guard cookie is
-remembered by the process (see :func:`verdict_on`); a
+Every request asks (:func:`remembered`, else :func:`judge`), so the
+verdict on each guard cookie is kept by the process (see
+:func:`verdict_on`); a
 :class:`~whos_online.visitors.Visit` is made only when a record is due.
 """
 
@@ -29,26 +30,31 @@ class Cookies:
 
     Read by the request's one object (:class:`~whos_online.page.Page` is
     one), made when a record may be due or an output asks; the guarded path
-    asks :func:`holds` alone, where each Python call costs about as much as
+    asks :func:`remembered` alone, where each Python call costs about as much as
     the work it wraps.
     """
 
     __slots__ = ("guard", "guarded", "request", "session_key", "store")
 
     def __init__(
-        self, request: HttpRequest, store: Store, session_key: str | None = None
+        self,
+        request: HttpRequest,
+        store: Store,
+        session_key: str | None = None,
+        verdict: Verdict | None = None,
     ) -> None:
         """``session_key``: the one the request came with, where the view
-        may have changed it since (else :func:`session_key_of`)."""
-        config = store.config
+        may have changed it since (else :func:`session_key_of`);
+        ``verdict``: the one reached on its guard for that key, if any
+        (:func:`judge`), else it is reached now."""
         if session_key is None:
-            session_key = session_key_of(request, config)
-        raw = request.COOKIES.get(config.guard_cookie_name)
+            session_key = session_key_of(request, store.config)
         self.request = request
         self.store = store
         """The store read with, which the records and rooms ask too."""
         self.session_key = session_key
-        verdict = judged(request, store, raw, session_key) if raw else None
+        if verdict is None:
+            verdict = judge(request, store, session_key)
         self.guard = None if verdict is None else verdict.guard
         self.guarded = verdict is not None and is_held(verdict, store)
 
@@ -63,15 +69,14 @@ def session_key_of(request: HttpRequest, config: Config) -> str:
     return request.COOKIES.get(config.session_cookie_name, "")
 
 
-def holds(request: HttpRequest, store: Store) -> Verdict | None:
-    """The verdict on the request's guard if it spares the request a record
-    (:class:`Cookies` says so too, then). For a verdict the process keeps
-    for this very cookie, session key and socket address, within its
-    deadline: a few dictionary lookups and one clock reading, nothing built,
-    the guarded path. Else, for a guard cookie this process has not judged
-    for this visitor, its MAC is checked (:func:`judged`). A session an
-    earlier middleware changed is the view's change to the middleware: seen
-    after it (:func:`session_changed`)."""
+def remembered(request: HttpRequest, store: Store) -> Verdict | None:
+    """The verdict the process keeps on the request's guard, if it was
+    reached for this very cookie, session key and socket address and
+    spares the request a record until a deadline not passed: a few
+    dictionary lookups and one clock reading, nothing built, the guarded
+    path. Else ``None``, and :func:`judge` decides. A session an earlier
+    middleware changed is the view's change to the middleware: seen after
+    it (:func:`session_changed`)."""
     config = store.config
     cookies = request.COOKIES
     raw = cookies.get(config.guard_cookie_name)
@@ -88,16 +93,19 @@ def holds(request: HttpRequest, store: Store) -> Verdict | None:
         and time.monotonic() < verdict.deadline
     ):
         return verdict
-    verdict = judged(request, store, raw, session_key_of(request, config))
-    return verdict if is_held(verdict, store) else None
+    return None
 
 
-def judged(request: HttpRequest, store: Store, raw: str, session_key: str) -> Verdict:
-    """The verdict on the guard cookie ``raw`` for this visitor: the one the
-    process keeps for it, if it was reached for the same session key and
-    (for a guest) the same address sources, else found now
-    (:func:`verdict_on`)."""
+def judge(request: HttpRequest, store: Store, session_key: str) -> Verdict | None:
+    """The verdict on the request's guard cookie for this visitor (``None``
+    without one): the one the process keeps for it, if it was reached for
+    the same session key and (for a guest) the same address sources, else
+    found now (:func:`verdict_on`). Whether it spares the request a record:
+    :func:`is_held`."""
     config = store.config
+    raw = request.COOKIES.get(config.guard_cookie_name)
+    if not raw:
+        return None
     memo = store.state.guards
     verdict = memo.get(raw)
     if (
