@@ -46,6 +46,8 @@ from whos_online.store import get_store
 
 CSRF = "k" * 32
 PARSER_LABELS = {"presence": "redis-py's parser", "presence-hiredis": "hiredis"}
+# The pages a guest browsing goes through in turn, none of them a room.
+BROWSED = ("/", "/forum/", "/members/", "/about/")
 
 
 def ipv4(i: int) -> str:
@@ -197,6 +199,11 @@ def request_costs(world: World, n_rounds: int, block: int) -> dict[str, Any]:
             "ours",
             lambda i: environ("/", *not_seen.take()),
         ),
+        # A guest going from page to page (in no room), not reloading one.
+        "guarded guest, browsing pages": (
+            "ours",
+            lambda i: environ(BROWSED[i % len(BROWSED)], g, guest),
+        ),
         "guarded guest, room page": (
             "ours",
             lambda i: environ("/thread/7/", g, guest_in_room),
@@ -209,6 +216,11 @@ def request_costs(world: World, n_rounds: int, block: int) -> dict[str, Any]:
         "guarded user, a new thread each page": (
             "ours",
             lambda i: environ(f"/thread/{next(threads)}/", "198.51.100.7", reader),
+        ),
+        # The seed design recording a logged-in user: their user loaded.
+        "one ZADD + plain cookie, user (floor C)": (
+            "plain",
+            lambda i: environ("/", "198.51.100.7", session),
         ),
     }
     for kind, cookies in (("guest", {}), ("user", session)) if "peer" in sites else ():
@@ -336,11 +348,16 @@ def _callgrind(world: World, requests: int, seen: int) -> tuple[Any, Any]:
         "plain cookie, user (floor A)": Case("plain", [session | plain]),
         "guarded guest": Case("ours", [world.issue("203.0.113.9", {})]),
         "guarded user": Case("ours", [world.issue("203.0.113.9", session)]),
+        "guarded guest, browsing pages": Case(
+            "ours", [world.issue("203.0.113.9", {}) | {"path": p} for p in BROWSED]
+        ),
+        "bare guest, browsing pages": Case("bare", [{"path": p} for p in BROWSED]),
         "guarded guest, a visitor not seen": Case(
             "ours",
             [world.issue(a, {}) | {"address": a} for a in fresh],
         ),
         "guarded user, a new thread each page": Case("ours", threads),
+        "one ZADD + plain cookie, user (floor C)": Case("plain", [session]),
     }
     if "peer" in world.sites:
         cases["peer guest"] = Case("peer", [{}])

@@ -67,7 +67,8 @@ def with_after_auth(name: str) -> list[str]:
 
 class PlainCookieMiddleware:
     """The floors: with a plain cookie, nothing more (floor A); without it,
-    one ZADD and the cookie set for five minutes (floor C, the seed design)."""
+    one ZADD of the user's primary key or the guest's address, and the
+    cookie set for five minutes (floor C, the seed design)."""
 
     def __init__(self, get_response: Any) -> None:
         self.get_response = get_response
@@ -79,7 +80,11 @@ class PlainCookieMiddleware:
         response = self.get_response(request)
         if PLAIN_COOKIE not in request.COOKIES:
             client = self.clients[settings.WHOS_ONLINE_CACHE_ALIAS]
-            client.zadd("bench:seed", {request.META["REMOTE_ADDR"]: time.time()})
+            user = request.user
+            if user.is_authenticated:
+                client.zadd("bench:seed:users", {str(user.pk): time.time()})
+            else:
+                client.zadd("bench:seed", {request.META["REMOTE_ADDR"]: time.time()})
             response.set_cookie(PLAIN_COOKIE, "1", 300, httponly=True, samesite="Lax")
         return response
 
