@@ -14,8 +14,8 @@ alone was shown (the middleware then marks the response private).
 
 It is made lazily: by the middleware when a record may be due, else by the
 first output that asks (:func:`of`). A request whose guard holds
-(:func:`~whos_online.seen.remembered`) and whose page asks nothing of presence
-builds none.
+(:func:`~whos_online.seen.remembered`, :func:`~whos_online.seen.judge`)
+and whose page asks nothing of presence builds none.
 
 It decides what the middleware does, for WSGI and ASGI alike:
 :func:`arrive` before the view (nothing more when the guard holds, else

@@ -3,8 +3,8 @@ and the guard, and whether the guard spares the request a record.
 
 Every request asks (:func:`remembered`, else :func:`judge`), so the
 verdict on each guard cookie is kept by the process (see
-:func:`verdict_on`); a
-:class:`~whos_online.visitors.Visit` is made only when a record is due.
+:func:`verdict_on`); a :class:`~whos_online.visitors.Visit` is made only
+when a record is due.
 """
 
 from __future__ import annotations
@@ -30,8 +30,8 @@ class Cookies:
 
     Read by the request's one object (:class:`~whos_online.page.Page` is
     one), made when a record may be due or an output asks; the guarded path
-    asks :func:`remembered` alone, where each Python call costs about as much as
-    the work it wraps.
+    asks :func:`remembered` alone, where each Python call costs about as
+    much as the work it wraps.
     """
 
     __slots__ = ("guard", "guarded", "request", "session_key", "store")
